@@ -1,0 +1,26 @@
+"""The long table on disk: schema, atomic Parquet writes, DuckDB views (DESIGN.md §4–§5)."""
+
+from __future__ import annotations
+
+from relcol.store._schema import CELL, CLASSES, CORRUPTIONS, KEY, PREDICTIONS, RUNS, conform
+from relcol.store._sql import connect, connect_frame, init_script, sql_text
+from relcol.store._warehouse import ENV, Staging, Warehouse, check_name, run_record
+
+__all__ = [
+    "CELL",
+    "CLASSES",
+    "CORRUPTIONS",
+    "ENV",
+    "KEY",
+    "PREDICTIONS",
+    "RUNS",
+    "Staging",
+    "Warehouse",
+    "check_name",
+    "conform",
+    "connect",
+    "connect_frame",
+    "init_script",
+    "run_record",
+    "sql_text",
+]

@@ -1,0 +1,89 @@
+"""The long table's columns and types (DESIGN.md §4), written once.
+
+Every writer casts to ``PREDICTIONS`` before writing and every reader scans with
+it, so the two engines see identical types.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+PREDICTIONS: dict[str, pl.DataType] = {
+    "study": pl.String(),
+    "dataset": pl.String(),
+    "model": pl.String(),
+    "corruption": pl.String(),
+    "severity": pl.Float64(),
+    "seed": pl.Int32(),
+    "repeat": pl.Int32(),
+    "sample_id": pl.Int64(),
+    "label": pl.Int32(),
+    "y_true": pl.Int32(),
+    "y_clean": pl.Int32(),
+    "y_pred": pl.Int32(),
+    "confidence": pl.Float64(),
+    "correct": pl.Boolean(),
+    "proba": pl.List(pl.Float32()),
+    "run_id": pl.String(),
+}
+
+#: The unique key of a prediction row.
+KEY = (
+    "study",
+    "dataset",
+    "model",
+    "corruption",
+    "severity",
+    "seed",
+    "repeat",
+    "sample_id",
+    "label",
+)
+
+#: The key of a cell (METRICS.md): the grain of every metric table.
+CELL = ("study", "dataset", "model", "corruption", "severity", "label")
+
+#: Class names per (study, dataset): code -> name, so reports show `spam`, not `3`.
+CLASSES: dict[str, pl.DataType] = {
+    "study": pl.String(),
+    "dataset": pl.String(),
+    "code": pl.Int32(),
+    "name": pl.String(),
+}
+
+#: What each corruption actually did, per draw (METRICS.md §1).
+CORRUPTIONS: dict[str, pl.DataType] = {
+    "study": pl.String(),
+    "dataset": pl.String(),
+    "corruption": pl.String(),
+    "operator": pl.String(),
+    "severity": pl.Float64(),
+    "repeat": pl.Int32(),
+    "realised_rate": pl.Float64(),
+    "changed_share": pl.Float64(),
+    "params": pl.String(),
+}
+
+#: One row per ingest.
+RUNS: dict[str, pl.DataType] = {
+    "run_id": pl.String(),
+    "study": pl.String(),
+    "kind": pl.String(),
+    "spec": pl.String(),
+    "spec_hash": pl.String(),
+    "versions": pl.String(),
+    "started_at": pl.Datetime("us", "UTC"),
+    "finished_at": pl.Datetime("us", "UTC"),
+    "rows": pl.Int64(),
+    "cells": pl.Int64(),
+    "status": pl.String(),
+}
+
+
+def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)
+
+
+def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Select ``schema``'s columns in order, cast to its types (strict: no silent change)."""
+    return frame.select(pl.col(name).cast(dtype, strict=True) for name, dtype in schema.items())
