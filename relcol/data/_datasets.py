@@ -1,0 +1,239 @@
+"""Loading datasets and splitting off the study's fixed test set.
+
+Built-in datasets need no network: scikit-learn's bundled ``digits``,
+``breast_cancer`` and ``wine``, and ``synthetic`` (``make_classification`` with
+size and class count as parameters). A user file (CSV or Parquet) with a named
+target column is the fifth kind. ``sample_id`` is the row's position in the
+full dataset, so it is stable across models, corruptions, seeds and repeats,
+and across studies that use the same data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+from sklearn import datasets as skd
+from sklearn.model_selection import train_test_split
+
+from relcol.errors import ColumnNotFoundError, InputError, SpecError
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A dataset as a study names it: ``name`` plus loader parameters.
+
+    ``name`` is a built-in loader (``digits``, ``breast_cancer``, ``wine``,
+    ``synthetic``) or any name with ``path`` and ``target`` for a user file.
+    """
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset split once into clean training data and the study's test set."""
+
+    name: str
+    feature_names: tuple[str, ...]
+    class_names: tuple[str, ...]
+    X_train: np.ndarray
+    y_train: np.ndarray
+    X_test: np.ndarray
+    y_test: np.ndarray
+    sample_id: np.ndarray
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.class_names)
+
+
+def _sklearn(
+    loader: Callable[..., Any],
+) -> Callable[..., tuple[np.ndarray, np.ndarray, list, list]]:
+    def load() -> tuple[np.ndarray, np.ndarray, list, list]:
+        bunch = loader()
+        names = [str(c) for c in getattr(bunch, "target_names", np.unique(bunch.target))]
+        return bunch.data, bunch.target, list(bunch.feature_names), names
+
+    return load
+
+
+def _synthetic(
+    n_samples: int = 2000,
+    n_features: int = 20,
+    n_informative: int = 10,
+    n_classes: int = 3,
+    class_sep: float = 1.0,
+    flip_y: float = 0.01,
+    random_state: int = 0,
+) -> tuple[np.ndarray, np.ndarray, list, list]:
+    X, y = skd.make_classification(
+        n_samples=n_samples,
+        n_features=n_features,
+        n_informative=n_informative,
+        n_redundant=min(2, n_features - n_informative),
+        n_classes=n_classes,
+        class_sep=class_sep,
+        flip_y=flip_y,
+        random_state=random_state,
+    )
+    return X, y, [f"x{j}" for j in range(n_features)], [f"class_{k}" for k in range(n_classes)]
+
+
+#: Built-in loaders: name -> (parameters allowed, loader).
+BUILTIN: dict[str, tuple[frozenset[str], Callable[..., tuple]]] = {
+    "digits": (frozenset(), _sklearn(skd.load_digits)),
+    "breast_cancer": (frozenset(), _sklearn(skd.load_breast_cancer)),
+    "wine": (frozenset(), _sklearn(skd.load_wine)),
+    "synthetic": (
+        frozenset(
+            {
+                "n_samples",
+                "n_features",
+                "n_informative",
+                "n_classes",
+                "class_sep",
+                "flip_y",
+                "random_state",
+            }
+        ),
+        _synthetic,
+    ),
+}
+FILE_PARAMS = frozenset({"path", "target", "features"})
+
+
+def validate_dataset(spec: DatasetSpec, where: str) -> None:
+    """Check a dataset entry's parameters without loading it."""
+    if spec.name in BUILTIN:
+        allowed, _ = BUILTIN[spec.name]
+        unknown = set(spec.params) - allowed
+        if unknown:
+            raise SpecError(
+                f"{where}: unknown parameter(s) {sorted(unknown)} for dataset {spec.name!r}; "
+                f"allowed: {sorted(allowed) or 'none'}"
+            )
+        if spec.name == "synthetic":
+            _check_synthetic(spec.params, where)
+        return
+    if "path" not in spec.params or "target" not in spec.params:
+        raise SpecError(
+            f"{where}: unknown dataset {spec.name!r}; built-in datasets are "
+            f"{sorted(BUILTIN)}, and a user file needs `path` and `target`"
+        )
+    unknown = set(spec.params) - FILE_PARAMS
+    if unknown:
+        raise SpecError(
+            f"{where}: unknown parameter(s) {sorted(unknown)}; allowed: {sorted(FILE_PARAMS)}"
+        )
+
+
+def _check_synthetic(params: Mapping[str, Any], where: str) -> None:
+    ints = {"n_samples": 20, "n_features": 2, "n_informative": 1, "n_classes": 2, "random_state": 0}
+    for name, low in ints.items():
+        if name in params and (
+            not isinstance(params[name], int)
+            or isinstance(params[name], bool)
+            or params[name] < low
+        ):
+            raise SpecError(f"{where}: {name} must be an int >= {low}. Got {params[name]!r}.")
+    n_features = params.get("n_features", 20)
+    n_informative = params.get("n_informative", min(10, n_features))
+    if n_informative > n_features:
+        raise SpecError(
+            f"{where}: n_informative ({n_informative}) must be <= n_features ({n_features})."
+        )
+    n_classes = params.get("n_classes", 3)
+    if n_classes > 2**n_informative:
+        raise SpecError(
+            f"{where}: n_classes ({n_classes}) must be <= 2**n_informative ({2**n_informative})."
+        )
+
+
+def load_dataset(
+    spec: DatasetSpec, *, test_size: float, split_seed: int, base: Path | None = None
+) -> Dataset:
+    """Load ``spec`` and split it (stratified) into clean train and the fixed test set."""
+    if spec.name in BUILTIN:
+        params = dict(spec.params)
+        if spec.name == "synthetic":
+            params.setdefault("n_informative", min(10, params.get("n_features", 20)))
+        X, y, features, classes = BUILTIN[spec.name][1](**params)
+    else:
+        X, y, features, classes = _load_file(spec, base)
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int32)
+    ids = np.arange(len(y), dtype=np.int64)
+    counts = np.bincount(y, minlength=len(classes))
+    stratify = y if counts.min() >= 2 else None
+    try:
+        tr, te = train_test_split(
+            ids, test_size=test_size, random_state=split_seed, stratify=stratify
+        )
+    except ValueError as exc:
+        raise InputError(
+            f"dataset {spec.name!r}: cannot split with test_size={test_size}: {exc}"
+        ) from None
+    te = np.sort(te)
+    tr = np.sort(tr)
+    return Dataset(
+        name=spec.name,
+        feature_names=tuple(features),
+        class_names=tuple(classes),
+        X_train=X[tr],
+        y_train=y[tr],
+        X_test=X[te],
+        y_test=y[te],
+        sample_id=ids[te],
+    )
+
+
+def _load_file(spec: DatasetSpec, base: Path | None) -> tuple[np.ndarray, np.ndarray, list, list]:
+    path = Path(spec.params["path"]).expanduser()
+    if not path.is_absolute() and base is not None:
+        path = base / path
+    target = spec.params["target"]
+    where = f"dataset {spec.name!r} ({path})"
+    if not path.is_file():
+        raise InputError(f"{where}: file not found")
+    try:
+        if path.suffix.lower() in {".parquet", ".pq"}:
+            frame = pl.read_parquet(path)
+        elif path.suffix.lower() in {".csv", ".tsv", ".txt"}:
+            frame = pl.read_csv(path, separator="\t" if path.suffix.lower() == ".tsv" else ",")
+        else:
+            raise InputError(
+                f"{where}: unsupported file type {path.suffix!r}; use .csv, .tsv or .parquet"
+            )
+    except pl.exceptions.PolarsError as exc:
+        raise InputError(f"{where}: cannot read: {exc}") from None
+    if frame.height == 0:
+        raise InputError(f"{where}: the file has no rows")
+    if target not in frame.columns:
+        raise ColumnNotFoundError.from_missing_and_available(where, [target], frame.columns)
+    features = list(spec.params.get("features") or [c for c in frame.columns if c != target])
+    missing = [c for c in features if c not in frame.columns]
+    if missing:
+        raise ColumnNotFoundError.from_missing_and_available(where, missing, frame.columns)
+    non_numeric = [c for c in features if not frame.schema[c].is_numeric()]
+    if non_numeric:
+        raise InputError(
+            f"{where}: feature column(s) {non_numeric} are not numeric; encode them first "
+            "or list the numeric ones under `features`"
+        )
+    y_raw = frame.get_column(target)
+    if y_raw.null_count():
+        raise InputError(
+            f"{where}: target column {target!r} has {y_raw.null_count()} missing value(s)"
+        )
+    classes, y = np.unique(y_raw.to_numpy(), return_inverse=True)
+    if len(classes) < 2:
+        raise InputError(f"{where}: target column {target!r} has fewer than two classes")
+    X = frame.select(pl.col(features).cast(pl.Float64)).to_numpy()
+    return X, y, features, [str(c) for c in classes]

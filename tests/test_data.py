@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from sklearn import datasets as skd
+
+from relcol.data import DatasetSpec, load_dataset
+from relcol.errors import InputError
+
+
+@pytest.mark.parametrize(
+    ("name", "loader", "n_classes"),
+    [("digits", skd.load_digits, 10), ("breast_cancer", skd.load_breast_cancer, 2), ("wine", skd.load_wine, 3)],
+)
+def test_builtin_test_rows_are_the_dataset_rows_named_by_sample_id(name, loader, n_classes):
+    bunch = loader()
+    ds = load_dataset(DatasetSpec(name), test_size=0.3, split_seed=0)
+    assert ds.n_classes == n_classes
+    assert len(ds.y_test) == int(np.ceil(0.3 * len(bunch.target)))
+    np.testing.assert_array_equal(ds.X_test, bunch.data[ds.sample_id])
+    np.testing.assert_array_equal(ds.y_test, bunch.target[ds.sample_id])
+    # train and test partition the rows
+    assert len(ds.y_train) + len(ds.y_test) == len(bunch.target)
+    assert np.all(np.diff(ds.sample_id) > 0)
+
+
+def test_split_is_fixed_by_split_seed_and_stratified():
+    a = load_dataset(DatasetSpec("wine"), test_size=0.3, split_seed=0)
+    b = load_dataset(DatasetSpec("wine"), test_size=0.3, split_seed=0)
+    c = load_dataset(DatasetSpec("wine"), test_size=0.3, split_seed=1)
+    np.testing.assert_array_equal(a.sample_id, b.sample_id)
+    assert not np.array_equal(a.sample_id, c.sample_id)
+    full = np.bincount(skd.load_wine().target) / 178
+    np.testing.assert_allclose(np.bincount(a.y_test) / len(a.y_test), full, atol=0.03)
+
+
+def test_synthetic_size_and_classes_are_parameters():
+    ds = load_dataset(
+        DatasetSpec("synthetic", {"n_samples": 500, "n_features": 7, "n_classes": 5, "n_informative": 4}),
+        test_size=0.2,
+        split_seed=3,
+    )
+    assert ds.X_train.shape == (400, 7) and ds.X_test.shape == (100, 7)
+    assert ds.n_classes == 5 and set(np.unique(ds.y_test)) == set(range(5))
+
+
+def test_user_csv_with_string_target_keeps_class_names(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 120
+    frame = pl.DataFrame(
+        {
+            "a": rng.normal(size=n),
+            "b": rng.integers(0, 5, n),
+            "kind": rng.choice(["spam", "ham", "promo"], n),
+        }
+    )
+    frame.write_csv(tmp_path / "mail.csv")
+    ds = load_dataset(
+        DatasetSpec("mail", {"path": str(tmp_path / "mail.csv"), "target": "kind"}), test_size=0.25, split_seed=0
+    )
+    assert ds.class_names == ("ham", "promo", "spam")
+    assert ds.feature_names == ("a", "b")
+    names = np.array(ds.class_names)[ds.y_test]
+    np.testing.assert_array_equal(names, frame["kind"].to_numpy()[ds.sample_id])
+
+
+def test_user_parquet_relative_to_the_spec_folder(tmp_path):
+    pl.DataFrame({"x": np.arange(40.0), "y": [0, 1] * 20}).write_parquet(tmp_path / "d.parquet")
+    ds = load_dataset(DatasetSpec("d", {"path": "d.parquet", "target": "y"}), test_size=0.25, split_seed=0, base=tmp_path)
+    np.testing.assert_array_equal(ds.X_test[:, 0], ds.sample_id.astype(float))
+
+
+def test_user_file_errors_name_the_problem(tmp_path):
+    pl.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "name": ["a", "b", "c", "d"], "y": [0, 1, 0, 1]}).write_csv(
+        tmp_path / "f.csv"
+    )
+    spec = {"path": str(tmp_path / "f.csv")}
+    with pytest.raises(InputError, match=r"column 'label' not found; available: 'x', 'name', 'y'"):
+        load_dataset(DatasetSpec("f", {**spec, "target": "label"}), test_size=0.5, split_seed=0)
+    with pytest.raises(InputError, match=r"\['name'\] are not numeric"):
+        load_dataset(DatasetSpec("f", {**spec, "target": "y"}), test_size=0.5, split_seed=0)
+    with pytest.raises(InputError, match="file not found"):
+        load_dataset(DatasetSpec("f", {"path": str(tmp_path / "nope.csv"), "target": "y"}), test_size=0.5, split_seed=0)

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from relcol.data import DatasetSpec, load_dataset
+from relcol.errors import SpecError
+from relcol.models import ZOO, ModelSpec, fit_frozen, validate_model
+
+
+@pytest.fixture(scope="module")
+def wine():
+    return load_dataset(DatasetSpec("wine"), test_size=0.3, split_seed=0)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_every_zoo_model_is_frozen_and_handles_nan_without_refitting(name, wine):
+    spec = ModelSpec(name, name)
+    model = fit_frozen(spec, wine.X_train, wine.y_train, seed=0, n_classes=3)
+    p = model.predict_proba(wine.X_test)
+    assert p.shape == (len(wine.y_test), 3)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-9)
+    assert (p.argmax(axis=1) == wine.y_test).mean() > 0.6
+    # the same seed gives the same model; predicting does not change it
+    again = fit_frozen(spec, wine.X_train, wine.y_train, seed=0, n_classes=3)
+    np.testing.assert_array_equal(again.predict_proba(wine.X_test), p)
+    np.testing.assert_array_equal(model.predict_proba(wine.X_test), p)
+    holes = wine.X_test.copy()
+    holes[::2, 0] = np.nan
+    q = model.predict_proba(holes)
+    assert np.isfinite(q).all()
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-9)
+
+
+def test_imputer_is_learned_on_the_clean_bootstrap_resample(wine):
+    model = fit_frozen(ModelSpec("logistic_regression", "lr"), wine.X_train, wine.y_train, seed=4, n_classes=3)
+    rng = np.random.default_rng(np.random.SeedSequence([4, 0x5EED]))
+    idx = rng.integers(0, len(wine.y_train), size=len(wine.y_train))
+    imputer = model.estimator[0]
+    np.testing.assert_allclose(imputer.statistics_, wine.X_train[idx].mean(axis=0))
+    holes = wine.X_test.copy()
+    holes[:, 3] = np.nan
+    filled = wine.X_test.copy()
+    filled[:, 3] = imputer.statistics_[3]
+    np.testing.assert_allclose(model.predict_proba(holes), model.predict_proba(filled))
+
+
+def test_seeds_are_different_training_variations(wine):
+    spec = ModelSpec("random_forest", "rf")
+    a = fit_frozen(spec, wine.X_train, wine.y_train, seed=0, n_classes=3).predict_proba(wine.X_test)
+    b = fit_frozen(spec, wine.X_train, wine.y_train, seed=1, n_classes=3).predict_proba(wine.X_test)
+    assert not np.array_equal(a, b)
+
+
+def test_a_class_missing_from_training_gets_probability_zero():
+    X = np.arange(20.0).reshape(10, 2)
+    y = np.array([0, 1] * 5)
+    model = fit_frozen(ModelSpec("naive_bayes", "nb"), X, y, seed=0, n_classes=3)
+    p = model.predict_proba(X)
+    assert p.shape == (10, 3)
+    assert (p[:, 2] == 0).all()
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (ModelSpec("xgboost", "x"), r"unknown model 'xgboost'; known models: .*lightgbm"),
+        (ModelSpec("random_forest", "rf", {"n_trees": 5}), r"\['n_trees'\] not parameter\(s\) of random_forest"),
+        (ModelSpec("mlp", "m", {"random_state": 1}), "random_state is set by the study's seeds"),
+    ],
+)
+def test_model_validation_names_the_problem(spec, message):
+    with pytest.raises(SpecError, match=message):
+        validate_model(spec, "models[0]")
