@@ -1,0 +1,46 @@
+"""Column checks shared by the public functions of ``analysis`` and ``report``.
+
+Validation happens once, at the public boundary (STYLE.md, Errors); the helpers
+here name the frame, the missing columns and the columns that do exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import polars as pl
+
+from relcol.errors import ColumnNotFoundError, InputError
+
+# The cell keys of METRICS.md §11 that every calibration table carries; `label`
+# is optional (absent or all-null for single-label studies).
+CELL_KEYS = ("study", "dataset", "model", "corruption", "severity")
+
+
+def require_columns(frame: pl.DataFrame, columns: Iterable[str], source: str) -> None:
+    """Raise ``ColumnNotFoundError`` if ``frame`` lacks any of ``columns``."""
+    if not isinstance(frame, pl.DataFrame):
+        raise InputError(f"{source} must be a polars DataFrame. Got {type(frame).__name__}.")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ColumnNotFoundError.from_missing_and_available(source, missing, frame.columns)
+
+
+def group_keys(frame: pl.DataFrame) -> list[str]:
+    """The keys of a cell without its severity: study … corruption, plus `label` if present."""
+    keys = [k for k in CELL_KEYS if k != "severity"]
+    return [*keys, "label"] if "label" in frame.columns else keys
+
+
+def sort_by_appearance(frame: pl.DataFrame, keys: Iterable[str], *then: str) -> pl.DataFrame:
+    """Sort by each of ``keys`` in order of first appearance, then by ``then`` ascending.
+
+    Study specs list datasets, models and corruptions in a meaningful order (mcar
+    before mar before mnar); this keeps it instead of sorting names alphabetically.
+    """
+    first_seen = [pl.col("__row").min().over(k) for k in keys]
+    return (
+        frame.with_row_index("__row")
+        .sort([*first_seen, *then], nulls_last=True, maintain_order=True)
+        .drop("__row")
+    )

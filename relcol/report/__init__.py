@@ -1,0 +1,26 @@
+"""Presentation only: the HTML report, its tables and figures, the terminal summary.
+
+Everything shown is a column of a frame that ``relcol.metrics`` or
+``relcol.analysis`` computed; nothing here computes a metric. matplotlib is
+imported only when a figure is drawn.
+"""
+
+from __future__ import annotations
+
+from relcol.report._figures import OKABE_ITO, degradation_figure, figure_svg, model_styles
+from relcol.report._html import ReportMeta, render_html, write_report
+from relcol.report._tables import calibration_table, realised_rates_table
+from relcol.report._terminal import terminal_summary
+
+__all__ = [
+    "OKABE_ITO",
+    "ReportMeta",
+    "calibration_table",
+    "degradation_figure",
+    "figure_svg",
+    "model_styles",
+    "realised_rates_table",
+    "render_html",
+    "terminal_summary",
+    "write_report",
+]

@@ -1,0 +1,106 @@
+"""A fixed-width text summary of the report for the terminal.
+
+Plain text (no colour codes), one line per dataset × model × corruption; column
+widths follow the longest name, so the output lines up in any monospace font.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from relcol.analysis import degradation_summary
+from relcol.analysis._frames import group_keys, sort_by_appearance
+
+_MISSING = "-"
+
+# (column of degradation_summary, header, format, header group)
+_NUMBERS = (
+    ("clean_accuracy", "acc", "{:.3f}", "clean"),
+    ("clean_ece", "ECE", "{:.3f}", "clean"),
+    ("worst_severity", "d", "{:.2f}", "worst severity"),
+    ("accuracy", "acc", "{:.3f}", "worst severity"),
+    ("mean_confidence", "conf", "{:.3f}", "worst severity"),
+    ("gap", "gap", "{:+.3f}", "worst severity"),
+    ("ece", "ECE", "{:.3f}", "worst severity"),
+)
+
+
+def terminal_summary(calibration: pl.DataFrame) -> str:
+    """Clean versus worst-severity numbers per dataset × model × corruption, as text.
+
+    Parameters
+    ----------
+    calibration
+        A calibration table (see :func:`relcol.analysis.degradation_summary`).
+
+    Returns
+    -------
+    str
+        A header of two lines, a rule, then one line per curve, ending in a newline.
+        Columns: dataset, model, corruption (plus study and label when they vary),
+        clean accuracy and ECE, then severity d, accuracy, mean confidence, gap and
+        ECE at the worst severity.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> cal = pl.DataFrame({
+    ...     "study": "s", "dataset": "digits", "model": "knn", "corruption": "mcar",
+    ...     "severity": [0.0, 0.5], "accuracy": [0.75, 0.5],
+    ...     "mean_confidence": [0.75, 0.875], "gap": [0.0, 0.375], "ece": [0.125, 0.375],
+    ... })
+    >>> print(terminal_summary(cal), end="")
+                                -- clean ---  -------- worst severity ---------
+    dataset  model  corruption    acc    ECE     d    acc   conf     gap    ECE
+    ---------------------------------------------------------------------------
+    digits   knn    mcar        0.750  0.125  0.50  0.500  0.875  +0.375  0.375
+    """
+    summary = degradation_summary(calibration)
+    names = ["dataset", "model", "corruption"]
+    if summary.get_column("study").n_unique() > 1:
+        names.insert(0, "study")
+    if "label" in summary.columns and summary.get_column("label").null_count() < summary.height:
+        names.append("label")
+    # Curves in the order the study lists them, not alphabetically.
+    keys = group_keys(calibration)
+    label = ["label"] if "label" in keys else []
+    order = (
+        sort_by_appearance(calibration.select(keys), [k for k in keys if k != "label"], *label)
+        .unique(maintain_order=True)
+        .with_row_index("__order")
+    )
+    summary = summary.join(order, on=keys, how="left", nulls_equal=True).sort("__order")
+
+    columns = [
+        ("", n, "<", [_MISSING if v is None else str(v) for v in summary.get_column(n)])
+        for n in names
+    ]
+    columns += [
+        (group, header, ">", [_MISSING if v is None else fmt.format(v) for v in summary[c]])
+        for c, header, fmt, group in _NUMBERS
+    ]
+    widths = [max(len(header), *(len(v) for v in values)) for _, header, _, values in columns]
+
+    # The group line: each group's name centred over its columns.
+    spans: dict[str, list[int]] = {}
+    at = 0
+    for (group, *_), width in zip(columns, widths, strict=True):
+        if group:
+            spans.setdefault(group, [at, at + width])[1] = at + width
+        at += width + 2
+    group_line = ""
+    for group, (start, end) in spans.items():
+        group_line = group_line.ljust(start) + f"{' ' + group + ' ':-^{end - start}}"
+
+    lines = [
+        group_line,
+        _row([h for _, h, _, _ in columns], widths, [a for _, _, a, _ in columns]),
+    ]
+    lines.append("-" * len(lines[1]))
+    for i in range(summary.height):
+        lines.append(_row([v[i] for *_, v in columns], widths, [a for _, _, a, _ in columns]))
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _row(cells: list[str], widths: list[int], aligns: list[str]) -> str:
+    return "  ".join(f"{c:{a}{w}}" for c, w, a in zip(cells, widths, aligns, strict=True))

@@ -1,0 +1,171 @@
+"""relcol.analysis: degradation summaries, worst cells and realised rates on hand-built frames."""
+
+from __future__ import annotations
+
+import doctest
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import relcol.analysis._degradation
+from relcol.analysis import degradation_summary, realised_rates, worst_gaps
+from relcol.errors import ColumnNotFoundError, InputError
+
+
+def _cal(rows: list[tuple]) -> pl.DataFrame:
+    """Rows of (dataset, model, corruption, severity, accuracy, mean_confidence, ece)."""
+    frame = pl.DataFrame(
+        rows,
+        schema=["dataset", "model", "corruption", "severity", "accuracy", "mean_confidence", "ece"],
+        orient="row",
+    )
+    return frame.with_columns(
+        study=pl.lit("s"),
+        label=pl.lit(None, dtype=pl.Int32),
+        gap=pl.col("mean_confidence") - pl.col("accuracy"),
+    )
+
+
+# Values are multiples of 1/8 so every difference below is exact in binary.
+CAL = _cal(
+    [
+        # A curve whose gap peaks before the worst severity.
+        ("digits", "knn", "mcar", 0.0, 0.875, 0.875, 0.125),
+        ("digits", "knn", "mcar", 0.25, 0.5, 0.875, 0.375),
+        ("digits", "knn", "mcar", 0.5, 0.5, 0.75, 0.25),
+        # Gap ties at 0.25 and 0.5: the smaller severity is reported.
+        ("digits", "knn", "label_noise", 0.0, 0.75, 0.875, 0.125),
+        ("digits", "knn", "label_noise", 0.25, 0.5, 0.75, 0.25),
+        ("digits", "knn", "label_noise", 0.5, 0.25, 0.5, 0.375),
+        # No severity 0: clean values are null.
+        ("iris", "lr", "mcar", 0.5, 0.625, 0.5, 0.25),
+        ("iris", "lr", "mcar", 1.0, 0.5, 0.5, 0.125),
+    ]
+)
+
+
+def test_degradation_summary_values():
+    got = degradation_summary(CAL)
+    # fmt: off
+    expected = pl.DataFrame(
+        [
+            # study, dataset, model, corruption, label, clean acc/ece/gap, worst d,
+            # acc, conf, gap, ece at worst d, accuracy_drop, ece_rise, max_gap_severity
+            ("s", "digits", "knn", "label_noise", None, 0.75, 0.125, 0.125, 0.5,
+             0.25, 0.5, 0.25, 0.375, 0.5, 0.25, 0.25),
+            ("s", "digits", "knn", "mcar", None, 0.875, 0.125, 0.0, 0.5,
+             0.5, 0.75, 0.25, 0.25, 0.375, 0.125, 0.25),
+            ("s", "iris", "lr", "mcar", None, None, None, None, 1.0,
+             0.5, 0.5, 0.0, 0.125, None, None, 1.0),
+        ],
+        schema={
+            "study": pl.String, "dataset": pl.String, "model": pl.String,
+            "corruption": pl.String, "label": pl.Int32,
+            "clean_accuracy": pl.Float64, "clean_ece": pl.Float64, "clean_gap": pl.Float64,
+            "worst_severity": pl.Float64, "accuracy": pl.Float64,
+            "mean_confidence": pl.Float64, "gap": pl.Float64, "ece": pl.Float64,
+            "accuracy_drop": pl.Float64, "ece_rise": pl.Float64,
+            "max_gap_severity": pl.Float64,
+        },
+        orient="row",
+    )
+    # fmt: on
+    assert_frame_equal(got, expected)
+
+
+def test_degradation_summary_ignores_row_order_and_extra_columns():
+    shuffled = CAL.sample(fraction=1.0, shuffle=True, seed=3).with_columns(brier=pl.lit(0.1))
+    assert_frame_equal(degradation_summary(shuffled), degradation_summary(CAL))
+
+
+def test_degradation_summary_keeps_labels_apart():
+    multi = pl.concat(
+        [
+            CAL.filter(pl.col("dataset") == "digits").with_columns(label=pl.lit(0, pl.Int32)),
+            CAL.filter(pl.col("dataset") == "digits").with_columns(
+                label=pl.lit(1, pl.Int32), accuracy=pl.col("accuracy") / 2
+            ),
+        ]
+    )
+    got = degradation_summary(multi).filter(corruption="mcar")
+    assert got.get_column("label").to_list() == [0, 1]
+    assert got.get_column("clean_accuracy").to_list() == [0.875, 0.4375]
+    assert got.get_column("accuracy_drop").to_list() == [0.375, 0.1875]
+
+
+def test_degradation_summary_without_label_column():
+    got = degradation_summary(CAL.drop("label"))
+    assert "label" not in got.columns
+    assert got.height == 3
+
+
+def test_degradation_summary_names_missing_columns():
+    with pytest.raises(
+        ColumnNotFoundError, match=r"calibration: column 'ece' not found; available"
+    ):
+        degradation_summary(CAL.drop("ece"))
+    with pytest.raises(InputError, match="must be a polars DataFrame"):
+        degradation_summary(CAL.to_dicts())
+
+
+def test_worst_gaps_picks_the_largest_gap_per_model():
+    got = worst_gaps(CAL)
+    # knn peaks at gap 0.375 (mcar, d = 0.25); lr at 0.0 (iris, d = 1.0; 0.5 has -0.125).
+    assert got.select("model", "dataset", "corruption", "severity", "gap").rows() == [
+        ("knn", "digits", "mcar", 0.25, 0.375),
+        ("lr", "iris", "mcar", 1.0, 0.0),
+    ]
+    assert got.row(0, named=True)["accuracy"] == 0.5
+    assert got.row(0, named=True)["mean_confidence"] == 0.875
+
+
+def test_worst_gaps_breaks_ties_by_cell_not_row_order():
+    tie = _cal(
+        [
+            ("b", "m", "x", 0.5, 0.5, 0.75, 0.25),
+            ("a", "m", "y", 0.5, 0.5, 0.75, 0.25),
+            ("a", "m", "x", 0.25, 0.5, 0.75, 0.25),
+        ]
+    )
+    for order in (tie, tie.reverse()):
+        row = worst_gaps(order).row(0, named=True)
+        assert (row["dataset"], row["corruption"], row["severity"]) == ("a", "x", 0.25)
+
+
+def test_realised_rates_mean_per_cell():
+    corruptions = pl.DataFrame(
+        {
+            "study": "s",
+            "dataset": "digits",
+            "corruption": ["mnar"] * 4 + ["mcar"] * 4,
+            "operator": ["mnar"] * 4 + ["mcar"] * 4,
+            "severity": [0.5, 0.5, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0],
+            "repeat": [0, 1, 0, 1] * 2,
+            "realised_rate": [0.25, 0.5, 0.0, 0.0, 0.5, 0.75, 0.0, 0.0],
+            "changed_share": [0.125, 0.25, 0.0, 0.0, 0.25, 0.5, 0.0, 0.0],
+        }
+    )
+    got = realised_rates(corruptions)
+    # mnar first (first appearance), then severities ascending.
+    assert got.rows() == [
+        ("s", "digits", "mnar", 0.0, 2, 0.0, 0.0),
+        ("s", "digits", "mnar", 0.5, 2, 0.375, 0.1875),
+        ("s", "digits", "mcar", 0.0, 2, 0.0, 0.0),
+        ("s", "digits", "mcar", 0.5, 2, 0.625, 0.375),
+    ]
+    assert got.columns == [
+        "study",
+        "dataset",
+        "corruption",
+        "severity",
+        "draws",
+        "realised_rate",
+        "changed_share",
+    ]
+
+
+def test_analysis_doctests():
+    result = doctest.testmod(relcol.analysis._degradation)
+    assert result.attempted > 0
+    assert result.failed == 0

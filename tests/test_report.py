@@ -1,0 +1,295 @@
+"""relcol.report: the HTML report, its files, figures and the terminal summary."""
+
+from __future__ import annotations
+
+import doctest
+import re
+import subprocess
+import sys
+from collections import Counter
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import relcol.report._terminal
+from relcol.errors import ColumnNotFoundError, InputError
+from relcol.report import (
+    OKABE_ITO,
+    degradation_figure,
+    model_styles,
+    render_html,
+    terminal_summary,
+    write_report,
+)
+
+MODELS = ("logistic_regression", "lightgbm")
+CORRUPTIONS = ("mcar", "label_noise")
+DATASETS = ("digits", "breast_cancer")
+SEVERITIES = (0.0, 0.25, 0.5)
+WORST = ("digits", "lightgbm", "label_noise", 0.5)
+
+META = {
+    "study": "default",
+    "spec": 'name = "default"\nseverities = [0.0, 0.25, 0.5]\n',
+    "run_id": "run-0001",
+    "versions": {"relcol": "0.1.0", "polars": "2.1.0"},
+    "bins": 10,
+    "created": "2025-01-01T00:00:00Z",
+}
+
+
+def _calibration() -> pl.DataFrame:
+    """A small grid; the worst cell is known: lightgbm, label_noise, digits, d = 0.5."""
+    rows = []
+    for dataset in DATASETS:
+        for m, model in enumerate(MODELS):
+            for c, corruption in enumerate(CORRUPTIONS):
+                for severity in SEVERITIES:
+                    accuracy = 0.9 - severity * (0.3 + 0.2 * c + 0.1 * m)
+                    confidence = 0.92 - 0.05 * severity
+                    if (dataset, model, corruption, severity) == WORST:
+                        accuracy, confidence = 0.52, 0.93
+                    rows.append(
+                        {
+                            "study": "default",
+                            "dataset": dataset,
+                            "model": model,
+                            "corruption": corruption,
+                            "severity": severity,
+                            "label": None,
+                            "n": 300,
+                            "accuracy": accuracy,
+                            "mean_confidence": confidence,
+                        }
+                    )
+    return (
+        pl.DataFrame(rows, schema_overrides={"label": pl.Int32, "n": pl.UInt32})
+        .with_columns(gap=pl.col("mean_confidence") - pl.col("accuracy"))
+        .with_columns(
+            abs_gap=pl.col("gap").abs(),
+            ece=pl.col("gap").abs() + 0.01,
+            mce=pl.col("gap").abs() * 2,
+        )
+    )
+
+
+CAL = _calibration()
+
+
+def _corruptions(cal: pl.DataFrame) -> pl.DataFrame:
+    cells = cal.select("study", "dataset", "corruption", "severity").unique(maintain_order=True)
+    repeats = pl.DataFrame({"repeat": [0, 1]}, schema={"repeat": pl.Int32})
+    return cells.join(repeats, how="cross").with_columns(
+        operator=pl.col("corruption"),
+        # Repeats 0 and 1 realise d·0.75 and d·1.25: the mean is d exactly.
+        realised_rate=pl.col("severity") * (0.75 + 0.5 * pl.col("repeat")),
+        changed_share=pl.col("severity"),
+        params=pl.lit("{}"),
+    )
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("report")
+    index = write_report(out, calibration=CAL, corruptions=_corruptions(CAL), meta=META)
+    return out, index, index.read_text(encoding="utf-8")
+
+
+def test_write_report_writes_three_files(report):
+    out, index, _ = report
+    assert index == out / "index.html"
+    assert sorted(p.name for p in out.iterdir()) == [
+        "calibration.csv",
+        "calibration.parquet",
+        "index.html",
+    ]
+
+
+def test_exports_round_trip(report):
+    out, _, _ = report
+    assert_frame_equal(pl.read_parquet(out / "calibration.parquet"), CAL)
+    assert_frame_equal(pl.read_csv(out / "calibration.csv", schema=CAL.schema), CAL)
+
+
+def test_html_content(report):
+    _, _, html = report
+    assert html.startswith("<!DOCTYPE html>")
+    assert html.count("<svg") == len(DATASETS)
+    assert "Calibration by cell: default" in html
+    assert "10 equal-width bins, (m/M, (m+1)/M]" in html  # bins from meta
+    for name in (*MODELS, *CORRUPTIONS, *DATASETS):
+        assert name in html
+    assert "Realised corruption rates" in html
+    assert "run-0001" in html and "2025-01-01T00:00:00Z" in html
+    assert '<pre class="spec">name = &quot;default&quot;' in html
+    sections = re.findall(r'<section id="(\w+)"', html)
+    assert sections == ["summary", "degradation", "calibration", "corruptions", "methods"]
+
+
+def test_summary_names_the_worst_cell(report):
+    _, _, html = report
+    assert (
+        "lightgbm under label_noise on digits: at d = 0.5 accuracy 0.52 but mean "
+        "confidence 0.93 (gap +0.41)."
+    ) in html
+    # logistic_regression's worst: label_noise at d = 0.5, accuracy 0.9 - 0.25 = 0.65 and
+    # confidence 0.895, equal on both datasets; ties go to the first dataset by name. (The gap,
+    # 0.245 in floating point, rounds down.)
+    assert (
+        "logistic_regression under label_noise on breast_cancer: at d = 0.5 accuracy 0.65 but "
+        "mean confidence 0.90 (gap +0.24)."
+    ) in html
+    # The most overconfident model comes first.
+    assert html.index("lightgbm under") < html.index("logistic_regression under")
+
+
+def test_html_is_self_contained(report):
+    _, _, html = report
+    assert "http://" not in html
+    assert "https://" not in html
+    assert "<script" not in html
+    assert "<link" not in html
+    assert "@import" not in html
+
+
+def test_html_ids_are_unique_and_resolve(report):
+    _, _, html = report
+    ids = re.findall(r'\sid="([^"]+)"', html)
+    assert [i for i, k in Counter(ids).items() if k > 1] == []
+    refs = set(re.findall(r"url\(#([^)]+)\)", html)) | set(re.findall(r'href="#([^"]+)"', html))
+    assert refs <= set(ids)
+
+
+def test_realised_rate_table_shows_means(report):
+    _, _, html = report
+    rates = html[html.index('id="corruptions"') :]
+    # Mean of 0.5·0.75 and 0.5·1.25 is 0.500; 0.25 gives 0.250.
+    assert "d = 0.50" in rates
+    assert ">0.500<" in rates and ">0.250<" in rates
+
+
+def test_two_renders_are_byte_identical(report, tmp_path):
+    _, index, _ = report
+    again = write_report(tmp_path, calibration=CAL, corruptions=_corruptions(CAL), meta=META)
+    assert again.read_bytes() == index.read_bytes()
+
+
+def test_extra_columns_render(tmp_path):
+    extra = CAL.with_columns(
+        brier=pl.col("ece") * 2,
+        ece_lo=pl.col("ece") - 0.015,
+        ece_hi=pl.col("ece") + 0.015,
+        bins=pl.lit(10),
+        engine=pl.lit("polars"),
+    )
+    html = write_report(tmp_path, calibration=extra, meta=META).read_text(encoding="utf-8")
+    table = html[html.index('id="calibration"') : html.index('id="methods"')]
+    assert ">brier<" in table
+    first = CAL.row(0, named=True)
+    assert f"{first['ece']:.3f} [{first['ece'] - 0.015:.3f}, {first['ece'] + 0.015:.3f}]" in table
+    assert "bins = 10; engine = polars" in table
+    assert_frame_equal(pl.read_parquet(tmp_path / "calibration.parquet"), extra)
+
+
+def test_single_cell(tmp_path):
+    one = CAL.head(1)
+    html = write_report(tmp_path, calibration=one, meta=META).read_text(encoding="utf-8")
+    assert "<svg" in html
+    assert "1 cells" not in html and "1 dataset, 1 model, 1 corruption" in html
+    assert "never overconfident" not in html  # gap 0.02 > 0
+    assert len(terminal_summary(one).splitlines()) == 4
+
+
+def test_multilabel_rows_render():
+    multi = pl.concat([CAL.with_columns(label=pl.lit(k, pl.Int32)) for k in (0, 1)]).filter(
+        pl.col("dataset") == "digits"
+    )
+    html = render_html(multi, meta=META)
+    assert "(label 1)" in html or "(label 0)" in html
+    text = terminal_summary(multi)
+    assert text.splitlines()[1].split()[:4] == ["dataset", "model", "corruption", "label"]
+
+
+def test_bad_input_is_named():
+    with pytest.raises(ColumnNotFoundError, match="'ece'"):
+        render_html(CAL.drop("ece"), meta=META)
+    with pytest.raises(InputError, match="no rows"):
+        render_html(CAL.clear(), meta=META)
+    with pytest.raises(InputError, match=r"meta\['bins'\] must be an int in \[1, inf\). Got 0"):
+        render_html(CAL, meta={**META, "bins": 0})
+    with pytest.raises(ColumnNotFoundError, match="corruptions: column 'realised_rate'"):
+        render_html(CAL, corruptions=_corruptions(CAL).drop("realised_rate"), meta=META)
+
+
+def test_terminal_summary_values_and_alignment():
+    text = terminal_summary(CAL)
+    lines = text.splitlines()
+    assert lines[1].split() == [
+        "dataset", "model", "corruption", "acc", "ECE", "d", "acc", "conf", "gap", "ECE",
+    ]  # fmt: skip
+    assert len(lines) == 3 + len(DATASETS) * len(MODELS) * len(CORRUPTIONS)
+    # Rows follow the study's order (digits first), numbers right-aligned in one column.
+    assert lines[3].split() == [
+        "digits", "logistic_regression", "mcar",
+        "0.900", "0.030", "0.50", "0.750", "0.895", "+0.145", "0.155",
+    ]  # fmt: skip
+    assert len({len(line) for line in lines[1:]}) == 1
+    assert "\x1b" not in text
+
+
+def test_terminal_summary_widths_follow_names():
+    long = CAL.with_columns(model=pl.col("model") + "_with_a_very_long_name")
+    short, wide = terminal_summary(CAL), terminal_summary(long)
+    assert len(wide.splitlines()[1]) - len(short.splitlines()[1]) == len("_with_a_very_long_name")
+
+
+def test_figure_layout_and_consistent_colours():
+    styles = model_styles(list(MODELS))
+    assert [s["color"] for s in styles.values()] == list(OKABE_ITO[:2])
+    for dataset in DATASETS:
+        fig = degradation_figure(CAL.filter(dataset=dataset), styles=styles)
+        axes = fig.get_axes()
+        assert len(axes) == 3 * len(CORRUPTIONS)
+        assert [ax.get_title() for ax in axes[: len(CORRUPTIONS)]] == list(CORRUPTIONS)
+        assert [ax.get_ylabel() for ax in axes[:: len(CORRUPTIONS)]] == [
+            "accuracy",
+            "mean confidence",
+            "ECE",
+        ]
+        assert axes[-1].get_xlabel() == "severity d"
+        legend = fig.legends[0]
+        assert [t.get_text() for t in legend.get_texts()] == list(MODELS)
+        colours = [line.get_color() for line in axes[0].get_lines()]
+        assert colours == [styles[m]["color"] for m in MODELS]
+
+
+def test_importing_report_does_not_import_matplotlib():
+    code = "import sys, relcol.report; assert 'matplotlib' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_terminal_doctest():
+    result = doctest.testmod(relcol.report._terminal)
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+def test_constant_and_missing_metrics_render():
+    # A zero-width colour domain and null metrics must not break the table or the figure.
+    flat = CAL.head(2).with_columns(
+        gap=pl.lit(0.0), abs_gap=pl.lit(0.0), ece=pl.lit(None, pl.Float64)
+    )
+    html = render_html(flat, meta=META)
+    assert "never overconfident" in html
+    table = html[html.index('id="calibration"') : html.index('id="methods"')]
+    assert ">–<" in table
+
+
+def test_several_studies_are_kept_apart():
+    digits = CAL.filter(dataset="digits")
+    both = pl.concat([digits, digits.with_columns(study=pl.lit("rerun"))])
+    html = render_html(both, meta={**META, "study": "default + rerun"})
+    assert html.count("<svg") == 2
+    assert "lightgbm under label_noise in rerun: at d = 0.5" in html
+    assert "rerun / digits / mcar" in html  # row group heading
