@@ -1,0 +1,332 @@
+"""What every corruption operator shares: the clean-training statistics it reads, the
+result it returns, the base class that makes d = 0 the identity, and the small
+numerical and validation helpers the operators are built from.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import log_expit, logit, logsumexp
+
+from relcol.errors import InputError, SpecError
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True, eq=False)
+class TrainingStats:
+    """Per-feature statistics of the clean training features, fixed before any corruption.
+
+    Every operator standardises, scales and thresholds with these, never with the
+    (corrupted) test data, so a corruption cannot move its own reference point.
+
+    Attributes
+    ----------
+    mean : ndarray of shape (n_features,)
+        NaN-aware mean of each training feature.
+    sd : ndarray of shape (n_features,)
+        NaN-aware standard deviation (ddof = 0). A feature that is constant in
+        training (all observed values equal) has ``sd`` exactly 0; a feature with no observed training value has
+        ``mean`` and ``sd`` NaN. The operators treat both alike, as "no usable
+        spread": its standardised value z is 0 (so ``mar`` with such a driver and
+        ``mnar(variant="logistic")`` on such a feature reduce to MCAR at rate d), and
+        ``gaussian_noise`` adds nothing to it (noise of d training SDs is 0).
+    train : ndarray of shape (n_train, n_features)
+        A read-only float64 copy of the clean training features, for quantiles.
+    n_classes : int
+        K, the number of classes labels are drawn from.
+    """
+
+    mean: np.ndarray
+    sd: np.ndarray
+    train: np.ndarray
+    n_classes: int
+
+    @classmethod
+    def fit(cls, X_train: np.ndarray, n_classes: int) -> TrainingStats:
+        """Compute the statistics of clean training features ``X_train`` (n_train × n_features)."""
+        train = np.array(X_train, dtype=np.float64, copy=True)
+        if train.ndim != 2 or train.shape[0] == 0:
+            raise InputError(
+                "TrainingStats.fit: X_train must be a non-empty 2-D array (rows × features). "
+                f"Got shape {train.shape}."
+            )
+        if isinstance(n_classes, bool) or not isinstance(n_classes, Integral) or n_classes < 2:
+            raise InputError(
+                f"TrainingStats.fit: n_classes must be an int >= 2. Got {n_classes!r}."
+            )
+        n_features = train.shape[1]
+        observed = ~np.all(np.isnan(train), axis=0)
+        mean = np.full(n_features, np.nan)
+        sd = np.full(n_features, np.nan)
+        # Only features with an observed value, so numpy never warns about empty slices.
+        mean[observed] = np.nanmean(train[:, observed], axis=0)
+        sd[observed] = np.nanstd(train[:, observed], axis=0)
+        # A constant feature gets an SD of exactly 0, not the rounding error of its mean
+        # (which would standardise test values to astronomically large z).
+        constant = observed.copy()
+        constant[observed] = np.nanmax(train[:, observed], axis=0) == np.nanmin(
+            train[:, observed], axis=0
+        )
+        sd[constant] = 0.0
+        for array in (mean, sd, train):
+            array.flags.writeable = False
+        return cls(mean=mean, sd=sd, train=train, n_classes=int(n_classes))
+
+
+@dataclass(frozen=True, eq=False)
+class Corrupted:
+    """One draw of a corruption: the corrupted test data and what the operator did.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, n_features), float64
+        A new array; the input is never modified.
+    y : ndarray of shape (n,)
+        The evaluation labels after corruption (a copy; only ``label_noise`` changes
+        values), with the input's integer dtype.
+    realised_rate : float
+        The share of the operator's eligible entries that its random (or threshold)
+        mechanism selected: the empirical counterpart of d. For the missingness
+        operators, the share of eligible cells selected to become NaN; for
+        ``label_noise``, the share of labels replaced by a uniform draw; for
+        ``gaussian_noise``, the realised noise scale in training SDs (root mean
+        square of ε/s over the cells it could move), which estimates d. Each
+        operator's docstring names its eligible entries. 0.0 when there are none.
+    changed_share : float
+        The share of the same eligible entries whose value differs from the input.
+        It can be below ``realised_rate``: a cell that was already NaN, a label
+        redrawn as itself.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    realised_rate: float
+    changed_share: float
+
+
+def share(selected: np.ndarray) -> float:
+    """Mean of a boolean array as a float; 0.0 for an empty one."""
+    return float(selected.mean()) if selected.size else 0.0
+
+
+# ----------------------------------------------------------------------- numerics
+
+
+def usable_sd(sd: np.ndarray) -> np.ndarray:
+    """Training SDs with "no usable spread" (0 or NaN, see ``TrainingStats``) set to 0."""
+    return np.where(np.isfinite(sd) & (sd > 0), sd, 0.0)
+
+
+def standardise(values: np.ndarray, mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
+    """z = (x − mean) / sd with training statistics; 0 for NaN x or a feature without spread."""
+    scale = usable_sd(sd)
+    ok = (scale > 0) & ~np.isnan(values)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        z = (values - np.where(scale > 0, mean, 0.0)) / np.where(scale > 0, scale, 1.0)
+    return np.where(ok, z, 0.0)
+
+
+#: η = β·z is clipped to ±ETA_LIMIT before solving. That changes no probability unless
+#: the solved intercept is itself near ∓1e6 (a driver spread over a million training
+#: SDs); it keeps the bracket finite when a test value is infinite.
+ETA_LIMIT = 1e6
+
+
+def solve_intercept(eta: np.ndarray, d: float) -> float:
+    """The b with mean(σ(η + b)) = d, for 0 < d < 1 and η already within ±``ETA_LIMIT``.
+
+    The mean is increasing in b and lies between σ(b − max|η|) and σ(b + max|η|),
+    so the bracket logit(d) ± (2·max|η| + 1) contains the root (the factor 2 keeps
+    the ends on the right side after rounding, however large max|η| is). Brent's
+    method then solves to about 1e-14 in b, so the mean probability equals d to a
+    relative 1e-13 or better. The equation is solved on the log scale,
+    log mean σ(η + b) = log d, so that it stays exact for tiny d where σ underflows.
+    """
+    centre = float(logit(d))
+    spread = float(np.max(np.abs(eta))) if eta.size else 0.0
+    if spread == 0.0:
+        return centre
+    log_target = math.log(d) + math.log(eta.size)
+    return brentq(
+        lambda b: float(logsumexp(log_expit(eta + b))) - log_target,
+        centre - 2.0 * spread - 1.0,
+        centre + 2.0 * spread + 1.0,
+        xtol=1e-14,
+        maxiter=500,
+    )
+
+
+# --------------------------------------------------------------------- validation
+
+
+def _interval(lo: float, hi: float) -> str:
+    return f"[{lo:g}, {hi:g}]" if math.isfinite(hi) else f"[{lo:g}, inf)"
+
+
+def check_int(op: str, param: str, value: object, lo: int, hi: int) -> int:
+    """``value`` as an int in [lo, hi], else a SpecError naming ``op`` and ``param``."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or not lo <= value <= hi:
+        raise SpecError(f"{op}: {param} must be an int in [{lo}, {hi}]. Got {value!r}.")
+    return int(value)
+
+
+def check_number(op: str, param: str, value: object) -> float:
+    """``value`` as a finite float, else a SpecError naming ``op`` and ``param``."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise SpecError(f"{op}: {param} must be a finite number. Got {value!r}.")
+    return float(value)
+
+
+def check_choice(op: str, param: str, value: object, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``, else a SpecError listing them."""
+    if not isinstance(value, str) or value not in choices:
+        allowed = ", ".join(map(repr, choices))
+        raise SpecError(f"{op}: {param} must be one of {allowed}. Got {value!r}.")
+    return value
+
+
+# ----------------------------------------------------------------------- operator
+
+
+class Operator(ABC):
+    """A corruption 𝒯_d: a pure function of test data, given clean-training statistics.
+
+    Subclasses set ``name``, ``severity_range`` and ``defaults`` and implement
+    ``_apply`` (trusting validated parameters) and, if they take parameters,
+    ``_validate``. This class makes d = 0 (and an empty test set) the exact
+    identity, copies the inputs so they are never modified, and fills defaults.
+
+    Attributes
+    ----------
+    name : str
+        The operator's name in study specs and in the long table.
+    severity_range : tuple of float
+        Inclusive bounds for d; the upper bound may be ``math.inf`` (d itself must
+        still be finite).
+    defaults : Mapping
+        Every parameter the operator accepts, with its default.
+    """
+
+    name: ClassVar[str]
+    severity_range: ClassVar[tuple[float, float]]
+    defaults: ClassVar[Mapping[str, Any]] = {}
+
+    def __repr__(self) -> str:
+        return f"<corruption operator {self.name!r}>"
+
+    def validate(
+        self, params: Mapping[str, object], *, n_features: int, n_classes: int
+    ) -> dict[str, Any]:
+        """Check parameters once, before any draw; return them with defaults filled.
+
+        Parameters
+        ----------
+        params : Mapping
+            The parameters as the user wrote them (a TOML table).
+        n_features, n_classes : int
+            The shape of the dataset the operator will be applied to.
+
+        Raises
+        ------
+        SpecError
+            For an unknown parameter, a value of the wrong type or out of range.
+        """
+        if not isinstance(params, Mapping):
+            raise SpecError(
+                f"{self.name}: parameters must be a table (mapping). Got {type(params).__name__}."
+            )
+        unknown = sorted(set(params) - set(self.defaults), key=str)
+        if unknown:
+            allowed = (
+                f"allowed: {', '.join(map(repr, sorted(self.defaults)))}"
+                if self.defaults
+                else f"{self.name} takes no parameters"
+            )
+            raise SpecError(f"{self.name}: unknown parameter {unknown[0]!r}; {allowed}.")
+        return self._validate(dict(params), n_features=n_features, n_classes=n_classes)
+
+    def _validate(
+        self, given: dict[str, object], *, n_features: int, n_classes: int
+    ) -> dict[str, Any]:
+        return {**self.defaults, **given}
+
+    def severity_bounds(self, params: Mapping[str, Any] | None = None) -> tuple[float, float]:
+        """Inclusive bounds for d under validated ``params`` (the same for most operators)."""
+        return self.severity_range
+
+    def check_severity(self, d: object, params: Mapping[str, Any] | None = None) -> float:
+        """``d`` as a float if it is a finite number within ``severity_bounds(params)``.
+
+        Raises
+        ------
+        SpecError
+            Naming the operator, the allowed interval and the value received.
+        """
+        lo, hi = self.severity_bounds(params)
+        if (
+            isinstance(d, bool)
+            or not isinstance(d, Real)
+            or not math.isfinite(d)
+            or not lo <= d <= hi
+        ):
+            raise SpecError(
+                f"{self.name}: severity must be a finite number in {_interval(lo, hi)}. Got {d!r}."
+            )
+        return float(d)
+
+    def __call__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        d: float,
+        rng: np.random.Generator,
+        stats: TrainingStats,
+        **params: Any,
+    ) -> Corrupted:
+        """Apply the operator at severity ``d`` to test features ``X`` and labels ``y``.
+
+        Parameters
+        ----------
+        X : array of shape (n, n_features)
+            Test features; read, never modified.
+        y : array of shape (n,)
+            Clean test labels (integers in [0, K)); read, never modified.
+        d : float
+            The severity, already checked with ``check_severity``.
+        rng : numpy.random.Generator
+            The only source of randomness; the output is a function of its state.
+        stats : TrainingStats
+            Statistics of the clean training features.
+        **params
+            Parameters as returned by ``validate``; missing ones take their defaults.
+
+        Returns
+        -------
+        Corrupted
+        """
+        X = np.array(X, dtype=np.float64, copy=True)
+        y = np.array(y, copy=True)
+        if d == 0 or X.shape[0] == 0:
+            return Corrupted(X=X, y=y, realised_rate=0.0, changed_share=0.0)
+        return self._apply(X, y, float(d), rng, stats, **{**self.defaults, **params})
+
+    @abstractmethod
+    def _apply(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        d: float,
+        rng: np.random.Generator,
+        stats: TrainingStats,
+        **params: Any,
+    ) -> Corrupted:
+        """Corrupt the private copies ``X`` and ``y`` (free to modify) at ``d`` > 0."""
