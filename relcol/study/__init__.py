@@ -1,0 +1,18 @@
+"""The grid: a study spec and the runner that turns it into rows of the long table."""
+
+from __future__ import annotations
+
+from relcol.study._runner import IngestResult, n_fits, rng_for, run_study
+from relcol.study._spec import CorruptionSpec, Study, default_study_text, load_study, parse_study
+
+__all__ = [
+    "CorruptionSpec",
+    "IngestResult",
+    "Study",
+    "default_study_text",
+    "load_study",
+    "n_fits",
+    "parse_study",
+    "rng_for",
+    "run_study",
+]
