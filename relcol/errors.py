@@ -27,6 +27,10 @@ class WarehouseError(RelcolError):
     """The warehouse is missing, locked, or would be changed in a way that is refused."""
 
 
+class ParameterError(RelcolError, ValueError):
+    """A function or option parameter is outside its allowed values; the message names both."""
+
+
 class ColumnNotFoundError(InputError):
     """A named column is absent; the message lists the columns that do exist."""
 
