@@ -1,0 +1,30 @@
+"""The ``relcol`` command: parse arguments, call the library, print. No logic lives here.
+
+Exit codes: 0 success; 1 an unexpected error (a bug: the traceback is shown);
+2 bad input or usage (one line on stderr; nothing in the warehouse changed);
+3 `relcol shell` could not find the DuckDB shell.
+"""
+
+from __future__ import annotations
+
+import click
+from relcol.cli._ingest import ingest
+from relcol.cli._report import report
+from relcol.cli._sql import shell, sql
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(package_name="relcol")
+def main() -> None:
+    """Measure whether a classifier's confidence can be trusted, and where that trust breaks.
+
+    \b
+    relcol ingest                 run the built-in study into ./warehouse
+    relcol report                 metrics -> reports/<study>/index.html + terminal summary
+    relcol sql "SELECT model, corruption, severity, ece FROM calibration ORDER BY ALL"
+    relcol shell                  the DuckDB shell with every view defined
+    """
+
+
+for command in (ingest, report, sql, shell):
+    main.add_command(command)

@@ -1,0 +1,5 @@
+"""`python -m relcol.cli` runs the relcol command."""
+
+from relcol.cli import main
+
+main()
