@@ -11,7 +11,11 @@ from relcol.errors import InputError
 
 @pytest.mark.parametrize(
     ("name", "loader", "n_classes"),
-    [("digits", skd.load_digits, 10), ("breast_cancer", skd.load_breast_cancer, 2), ("wine", skd.load_wine, 3)],
+    [
+        ("digits", skd.load_digits, 10),
+        ("breast_cancer", skd.load_breast_cancer, 2),
+        ("wine", skd.load_wine, 3),
+    ],
 )
 def test_builtin_test_rows_are_the_dataset_rows_named_by_sample_id(name, loader, n_classes):
     bunch = loader()
@@ -37,7 +41,9 @@ def test_split_is_fixed_by_split_seed_and_stratified():
 
 def test_synthetic_size_and_classes_are_parameters():
     ds = load_dataset(
-        DatasetSpec("synthetic", {"n_samples": 500, "n_features": 7, "n_classes": 5, "n_informative": 4}),
+        DatasetSpec(
+            "synthetic", {"n_samples": 500, "n_features": 7, "n_classes": 5, "n_informative": 4}
+        ),
         test_size=0.2,
         split_seed=3,
     )
@@ -57,7 +63,9 @@ def test_user_csv_with_string_target_keeps_class_names(tmp_path):
     )
     frame.write_csv(tmp_path / "mail.csv")
     ds = load_dataset(
-        DatasetSpec("mail", {"path": str(tmp_path / "mail.csv"), "target": "kind"}), test_size=0.25, split_seed=0
+        DatasetSpec("mail", {"path": str(tmp_path / "mail.csv"), "target": "kind"}),
+        test_size=0.25,
+        split_seed=0,
     )
     assert ds.class_names == ("ham", "promo", "spam")
     assert ds.feature_names == ("a", "b")
@@ -67,18 +75,27 @@ def test_user_csv_with_string_target_keeps_class_names(tmp_path):
 
 def test_user_parquet_relative_to_the_spec_folder(tmp_path):
     pl.DataFrame({"x": np.arange(40.0), "y": [0, 1] * 20}).write_parquet(tmp_path / "d.parquet")
-    ds = load_dataset(DatasetSpec("d", {"path": "d.parquet", "target": "y"}), test_size=0.25, split_seed=0, base=tmp_path)
+    ds = load_dataset(
+        DatasetSpec("d", {"path": "d.parquet", "target": "y"}),
+        test_size=0.25,
+        split_seed=0,
+        base=tmp_path,
+    )
     np.testing.assert_array_equal(ds.X_test[:, 0], ds.sample_id.astype(float))
 
 
 def test_user_file_errors_name_the_problem(tmp_path):
-    pl.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "name": ["a", "b", "c", "d"], "y": [0, 1, 0, 1]}).write_csv(
-        tmp_path / "f.csv"
-    )
+    pl.DataFrame(
+        {"x": [1.0, 2.0, 3.0, 4.0], "name": ["a", "b", "c", "d"], "y": [0, 1, 0, 1]}
+    ).write_csv(tmp_path / "f.csv")
     spec = {"path": str(tmp_path / "f.csv")}
     with pytest.raises(InputError, match=r"column 'label' not found; available: 'x', 'name', 'y'"):
         load_dataset(DatasetSpec("f", {**spec, "target": "label"}), test_size=0.5, split_seed=0)
     with pytest.raises(InputError, match=r"\['name'\] are not numeric"):
         load_dataset(DatasetSpec("f", {**spec, "target": "y"}), test_size=0.5, split_seed=0)
     with pytest.raises(InputError, match="file not found"):
-        load_dataset(DatasetSpec("f", {"path": str(tmp_path / "nope.csv"), "target": "y"}), test_size=0.5, split_seed=0)
+        load_dataset(
+            DatasetSpec("f", {"path": str(tmp_path / "nope.csv"), "target": "y"}),
+            test_size=0.5,
+            split_seed=0,
+        )

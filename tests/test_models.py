@@ -33,7 +33,9 @@ def test_every_zoo_model_is_frozen_and_handles_nan_without_refitting(name, wine)
 
 
 def test_imputer_is_learned_on_the_clean_bootstrap_resample(wine):
-    model = fit_frozen(ModelSpec("logistic_regression", "lr"), wine.X_train, wine.y_train, seed=4, n_classes=3)
+    model = fit_frozen(
+        ModelSpec("logistic_regression", "lr"), wine.X_train, wine.y_train, seed=4, n_classes=3
+    )
     rng = np.random.default_rng(np.random.SeedSequence([4, 0x5EED]))
     idx = rng.integers(0, len(wine.y_train), size=len(wine.y_train))
     imputer = model.estimator[0]
@@ -65,7 +67,10 @@ def test_a_class_missing_from_training_gets_probability_zero():
     ("spec", "message"),
     [
         (ModelSpec("xgboost", "x"), r"unknown model 'xgboost'; known models: .*lightgbm"),
-        (ModelSpec("random_forest", "rf", {"n_trees": 5}), r"\['n_trees'\] not parameter\(s\) of random_forest"),
+        (
+            ModelSpec("random_forest", "rf", {"n_trees": 5}),
+            r"\['n_trees'\] not parameter\(s\) of random_forest",
+        ),
         (ModelSpec("mlp", "m", {"random_state": 1}), "random_state is set by the study's seeds"),
     ],
 )

@@ -22,10 +22,20 @@ def test_the_builtin_default_study_is_valid_and_covers_every_operator_and_six_mo
     study = load_study()
     assert study.name == "default"
     assert {c.name for c in study.corruptions} == {
-        "mcar", "mar", "mnar", "gaussian_noise", "label_noise", "structural_bias",
+        "mcar",
+        "mar",
+        "mnar",
+        "gaussian_noise",
+        "label_noise",
+        "structural_bias",
     }
     assert {m.name for m in study.models} >= {
-        "logistic_regression", "random_forest", "hist_gradient_boosting", "lightgbm", "mlp", "naive_bayes",
+        "logistic_regression",
+        "random_forest",
+        "hist_gradient_boosting",
+        "lightgbm",
+        "mlp",
+        "naive_bayes",
     }
     assert all(c.severities[0] == 0.0 for c in study.corruptions)
 
@@ -50,22 +60,49 @@ def test_params_ids_and_per_corruption_severities():
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda t: t.replace('name = "mcar"', 'name = "blur"'), r"corruptions\[0\]: unknown corruption 'blur'; known operators: .*mnar"),
-        (lambda t: t.replace('name = "naive_bayes"', 'name = "svm"'), r"models\[0\]: unknown model 'svm'"),
-        (lambda t: t.replace("[0.0, 0.1]", "[0.0, 0.3, 0.2]"), "severities must be strictly increasing"),
+        (
+            lambda t: t.replace('name = "mcar"', 'name = "blur"'),
+            r"corruptions\[0\]: unknown corruption 'blur'; known operators: .*mnar",
+        ),
+        (
+            lambda t: t.replace('name = "naive_bayes"', 'name = "svm"'),
+            r"models\[0\]: unknown model 'svm'",
+        ),
+        (
+            lambda t: t.replace("[0.0, 0.1]", "[0.0, 0.3, 0.2]"),
+            "severities must be strictly increasing",
+        ),
         (lambda t: t.replace("[0.0, 0.1]", "[0.1, 0.2]"), "must start at 0.0"),
         (lambda t: t.replace("[0.0, 0.1]", "[]"), "non-empty list"),
-        (lambda t: t.replace("[0.0, 0.1]", "[0.0, 1.5]"), r"mcar: severity must be a finite number in \[0(\.0)?, 1(\.0)?\]\. Got 1\.5"),
-        (lambda t: t.replace('[[models]]\nname = "naive_bayes"\n', ""), r"the grid is empty: give at least one \[\[models\]\]"),
+        (
+            lambda t: t.replace("[0.0, 0.1]", "[0.0, 1.5]"),
+            r"mcar: severity must be a finite number in \[0(\.0)?, 1(\.0)?\]\. Got 1\.5",
+        ),
+        (
+            lambda t: t.replace('[[models]]\nname = "naive_bayes"\n', ""),
+            r"the grid is empty: give at least one \[\[models\]\]",
+        ),
         (lambda t: "seedz = [1]\n" + t, r"unknown key\(s\) \['seedz'\]"),
         (lambda t: t.replace('name = "s"', 'name = "../up"'), "study name must be"),
         (lambda t: t.replace('name = "s"', 'name = "a/b"'), "study name must be"),
-        (lambda t: t.replace('name = "s"', 'name = "s"\nseeds = 3'), "seeds must be a non-empty list"),
-        (lambda t: t.replace('name = "s"', 'name = "s"\nrepeats = 0'), r"repeats must be an int in \[1, 10000\]"),
-        (lambda t: t.replace('name = "s"', 'name = "s"\ntest_size = 1.2'), r"test_size must be a number in \(0, 1\)"),
+        (
+            lambda t: t.replace('name = "s"', 'name = "s"\nseeds = 3'),
+            "seeds must be a non-empty list",
+        ),
+        (
+            lambda t: t.replace('name = "s"', 'name = "s"\nrepeats = 0'),
+            r"repeats must be an int in \[1, 10000\]",
+        ),
+        (
+            lambda t: t.replace('name = "s"', 'name = "s"\ntest_size = 1.2'),
+            r"test_size must be a number in \(0, 1\)",
+        ),
         (lambda t: t + '[[models]]\nname = "naive_bayes"\n', "model 'naive_bayes' appears twice"),
         (lambda t: t.replace("severities", "severities = ", 1), "not valid TOML"),
-        (lambda t: t.replace('name = "wine"', 'name = "wine"\nsize = 3'), r"unknown parameter\(s\) \['size'\] for dataset 'wine'"),
+        (
+            lambda t: t.replace('name = "wine"', 'name = "wine"\nsize = 3'),
+            r"unknown parameter\(s\) \['size'\] for dataset 'wine'",
+        ),
         (lambda t: t.replace('name = "wine"', 'name = "mine"'), "unknown dataset 'mine'"),
     ],
 )
@@ -81,5 +118,8 @@ def test_missing_file_is_a_spec_error(tmp_path):
 
 def test_an_unknown_structural_bias_base_is_caught_with_the_severities():
     text = GOOD.replace('name = "mcar"', 'name = "structural_bias"\nbase = "blur"')
-    with pytest.raises(SpecError, match=r"corruptions\[0\]: structural_bias: base must be one of .*'mnar'.*Got 'blur'"):
+    with pytest.raises(
+        SpecError,
+        match=r"corruptions\[0\]: structural_bias: base must be one of .*'mnar'.*Got 'blur'",
+    ):
         parse_study(text)

@@ -1,0 +1,210 @@
+"""The warehouse: layout, exact types, atomic commits, refusal to overwrite, snapshots."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+import relcol
+from relcol.errors import SpecError, WarehouseError
+from relcol.store import KEY, PREDICTIONS, Warehouse, check_name
+from relcol.store._warehouse import README
+from relcol.study import load_study
+from tests.conftest import TESTS, TINY
+
+
+def checksums(root: Path) -> dict[str, str]:
+    """Every file under ``root`` with its SHA-256 (staging folders included: nothing may linger)."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_the_repository_warehouse_readme_is_the_one_relcol_writes():
+    assert (TESTS.parent / "warehouse" / "README.md").read_text() == README
+
+
+def test_an_empty_warehouse_has_every_view_with_its_types(tmp_path):
+    wh = Warehouse(tmp_path / "wh")
+    assert wh.studies() == []
+    described = wh.sql("DESCRIBE predictions")
+    assert described["column_name"].to_list() == list(PREDICTIONS)
+    types = dict(zip(described["column_name"], described["column_type"], strict=True))
+    assert (
+        types["severity"] == "DOUBLE"
+        and types["seed"] == "INTEGER"
+        and types["sample_id"] == "BIGINT"
+    )
+    assert (
+        types["label"] == "INTEGER"
+        and types["correct"] == "BOOLEAN"
+        and types["proba"] == "FLOAT[]"
+    )
+    for view in (
+        "predictions",
+        "calibration",
+        "calibration_bins",
+        "runs",
+        "classes",
+        "corruptions",
+    ):
+        assert wh.sql(f"SELECT count(*) AS n FROM {view}")["n"][0] == 0
+    assert wh.predictions().collect().schema == pl.Schema(PREDICTIONS)
+
+
+def test_ingest_writes_the_long_table_with_exact_types_and_a_unique_key(tiny_warehouse):
+    frame = tiny_warehouse.predictions("tiny").collect()
+    assert frame.schema == pl.Schema(PREDICTIONS)
+    study = load_study(TINY)
+    n_test = {"wine": 54, "synthetic": 90}
+    per_model_seed = sum(
+        n_test[d.name] * len(c.severities) * study.repeats
+        for d in study.datasets
+        for c in study.corruptions
+    )
+    assert frame.height == per_model_seed * len(study.models) * len(study.seeds)
+    assert frame.select(KEY).unique().height == frame.height
+    assert frame["label"].null_count() == frame.height
+    # correct is y_pred == y_true, confidence is the top probability, proba sums to 1
+    assert (frame["correct"] == (frame["y_pred"] == frame["y_true"])).all()
+    top = frame.select(pl.col("proba").list.max()).to_series().to_numpy()
+    np.testing.assert_allclose(frame["confidence"].to_numpy(), top, atol=1e-6)
+    sums = frame.select(pl.col("proba").list.sum()).to_series().to_numpy()
+    np.testing.assert_allclose(sums, 1.0, atol=1e-5)
+    # only label noise changes the evaluation label
+    changed = frame.filter(pl.col("y_true") != pl.col("y_clean"))
+    assert set(changed["corruption"].unique()) == {"label_noise"}
+
+
+def test_severity_zero_is_the_clean_model_for_every_corruption(tiny_warehouse):
+    clean = (
+        tiny_warehouse.predictions("tiny")
+        .filter(pl.col("severity") == 0)
+        .group_by("dataset", "model", "seed", "repeat", "sample_id")
+        .agg(pl.col("confidence").n_unique().alias("k"), pl.col("y_pred").n_unique().alias("p"))
+        .collect()
+    )
+    assert (clean["k"] == 1).all() and (clean["p"] == 1).all()
+
+
+def test_sample_ids_are_shared_across_models_corruptions_seeds_and_repeats(tiny_warehouse):
+    ids = (
+        tiny_warehouse.predictions("tiny")
+        .group_by("dataset", "model", "corruption", "severity", "seed", "repeat")
+        .agg(pl.col("sample_id").sort().hash().alias("h"))
+        .group_by("dataset")
+        .agg(pl.col("h").n_unique())
+        .collect()
+    )
+    assert (ids["h"] == 1).all()
+
+
+def test_side_tables_record_the_run_the_classes_and_realised_rates(tiny_warehouse):
+    runs = tiny_warehouse.sql("SELECT * FROM runs")
+    assert runs.height == 1 and runs["status"][0] == "complete"
+    assert (
+        runs["spec"][0] == TINY.read_text()
+        and runs["rows"][0] == tiny_warehouse.predictions().collect().height
+    )
+    classes = tiny_warehouse.sql("SELECT name FROM classes WHERE dataset = 'wine' ORDER BY code")
+    assert classes["name"].to_list() == ["class_0", "class_1", "class_2"]
+    rates = tiny_warehouse.sql(
+        "SELECT severity, avg(realised_rate) AS r FROM corruptions WHERE corruption = 'mcar' GROUP BY ALL ORDER BY ALL"
+    )
+    assert rates["r"][0] == 0.0
+    np.testing.assert_allclose(rates["r"].to_numpy()[1:], [0.25, 0.5], atol=0.05)
+
+
+def test_the_same_spec_gives_identical_rows(tmp_path, tiny_warehouse):
+    other = relcol.open_warehouse(tmp_path / "again")
+    relcol.ingest(TINY, other)
+    a = tiny_warehouse.predictions().drop("run_id").collect()
+    b = other.predictions().drop("run_id").collect()
+    assert a.equals(b)
+
+
+def test_a_second_study_adds_rows_without_touching_the_first(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest(TINY, wh)
+    before = checksums(wh.root / "predictions")
+    second = load_study(TINY).renamed("tiny2")
+    relcol.ingest(second, wh)
+    after = checksums(wh.root / "predictions")
+    assert {k: v for k, v in after.items() if k.startswith("study=tiny/")} == before
+    assert wh.studies() == ["tiny", "tiny2"]
+    counts = wh.sql("SELECT study, count(*) AS n FROM predictions GROUP BY ALL ORDER BY ALL")
+    assert counts["n"][0] == counts["n"][1] > 0
+
+
+def test_reingesting_a_study_is_refused_and_replace_swaps_it_whole(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    first = relcol.ingest(TINY, wh)
+    before = checksums(wh.root)
+    with pytest.raises(WarehouseError, match=r"study 'tiny' is already in warehouse .* --replace"):
+        relcol.ingest(TINY, wh)
+    assert checksums(wh.root) == before
+    second = relcol.ingest(TINY, wh, replace=True)
+    runs = wh.sql("SELECT run_id FROM runs")["run_id"].to_list()
+    assert runs == [second.run_id] != [first.run_id]
+    assert wh.sql("SELECT count(*) AS n FROM predictions")["n"][0] == first.rows
+    assert not any((wh.root / "_staging").iterdir())
+
+
+def test_a_failure_mid_ingest_leaves_the_warehouse_as_it_was(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest(TINY, wh)
+    before = checksums(wh.root)
+    calls = []
+
+    def explode(n: int) -> None:
+        calls.append(n)
+        if len(calls) == 5:
+            raise RuntimeError("crash in the middle of the ingest")
+
+    with pytest.raises(RuntimeError):
+        relcol.ingest(load_study(TINY).renamed("other"), wh, progress=explode)
+    assert checksums(wh.root) == before
+    assert wh.studies() == ["tiny"]
+
+
+def test_a_bad_corruption_parameter_is_found_before_anything_is_written(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    before = checksums(wh.root)
+    spec = TINY.read_text().replace('name = "mcar"', 'name = "mar"\ndriver = 99')
+    (tmp_path / "bad.toml").write_text(spec)
+    with pytest.raises(SpecError, match="driver"):
+        relcol.ingest(tmp_path / "bad.toml", wh)
+    assert checksums(wh.root) == before
+
+
+def test_a_connection_is_a_snapshot(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    con = wh.connect()
+    relcol.ingest(TINY, wh)
+    assert con.sql("SELECT count(*) FROM predictions").fetchall()[0][0] == 0
+    assert wh.connect().sql("SELECT count(*) FROM predictions").fetchall()[0][0] > 0
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "..", "", "x\x00y", "a b", "-lead", "é"])
+def test_names_that_could_escape_the_warehouse_are_refused(name):
+    with pytest.raises(WarehouseError, match="study name must be"):
+        check_name(name)
+
+
+def test_sql_takes_parameters_and_reports_errors_in_one_line(tiny_warehouse):
+    out = tiny_warehouse.sql(
+        "SELECT count(*) AS n FROM predictions WHERE model = ?", ["naive_bayes"]
+    )
+    assert (
+        out["n"][0]
+        == tiny_warehouse.predictions().filter(pl.col("model") == "naive_bayes").collect().height
+    )
+    with pytest.raises(WarehouseError, match=r"^SQL error: .*nope") as info:
+        tiny_warehouse.sql("SELECT nope FROM predictions")
+    assert "\n" not in str(info.value)
