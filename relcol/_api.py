@@ -100,7 +100,9 @@ def report(
         "rows": run["rows"],
     }
     out_dir = Path(out) if out is not None else Path("reports") / study
-    html = write_report(out_dir, calibration=table, corruptions=corruptions, meta=meta)
+    html = write_report(
+        out_dir, tables={"calibration": table, "corruptions": corruptions}, meta=meta
+    )
     return ReportResult(
         study=study, out=out_dir, html=html, calibration=table, summary=terminal_summary(table)
     )

@@ -92,16 +92,20 @@ def _corruptions(cal: pl.DataFrame) -> pl.DataFrame:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("report")
-    index = write_report(out, calibration=CAL, corruptions=_corruptions(CAL), meta=META)
+    index = write_report(
+        out, tables={"calibration": CAL, "corruptions": _corruptions(CAL)}, meta=META
+    )
     return out, index, index.read_text(encoding="utf-8")
 
 
-def test_write_report_writes_three_files(report):
+def test_write_report_writes_the_page_and_every_table(report):
     out, index, _ = report
     assert index == out / "index.html"
     assert sorted(p.name for p in out.iterdir()) == [
         "calibration.csv",
         "calibration.parquet",
+        "corruptions.csv",
+        "corruptions.parquet",
         "index.html",
     ]
 
@@ -171,7 +175,9 @@ def test_realised_rate_table_shows_means(report):
 
 def test_two_renders_are_byte_identical(report, tmp_path):
     _, index, _ = report
-    again = write_report(tmp_path, calibration=CAL, corruptions=_corruptions(CAL), meta=META)
+    again = write_report(
+        tmp_path, tables={"calibration": CAL, "corruptions": _corruptions(CAL)}, meta=META
+    )
     assert again.read_bytes() == index.read_bytes()
 
 
@@ -183,7 +189,9 @@ def test_extra_columns_render(tmp_path):
         bins=pl.lit(10),
         engine=pl.lit("polars"),
     )
-    html = write_report(tmp_path, calibration=extra, meta=META).read_text(encoding="utf-8")
+    html = write_report(tmp_path, tables={"calibration": extra}, meta=META).read_text(
+        encoding="utf-8"
+    )
     table = html[html.index('id="calibration"') : html.index('id="methods"')]
     assert ">brier<" in table
     first = CAL.row(0, named=True)
@@ -194,7 +202,9 @@ def test_extra_columns_render(tmp_path):
 
 def test_single_cell(tmp_path):
     one = CAL.head(1)
-    html = write_report(tmp_path, calibration=one, meta=META).read_text(encoding="utf-8")
+    html = write_report(tmp_path, tables={"calibration": one}, meta=META).read_text(
+        encoding="utf-8"
+    )
     assert "<svg" in html
     assert "1 cells" not in html and "1 dataset, 1 model, 1 corruption" in html
     assert "never overconfident" not in html  # gap 0.02 > 0
@@ -205,7 +215,7 @@ def test_multilabel_rows_render():
     multi = pl.concat([CAL.with_columns(label=pl.lit(k, pl.Int32)) for k in (0, 1)]).filter(
         pl.col("dataset") == "digits"
     )
-    html = render_html(multi, meta=META)
+    html = render_html({"calibration": multi}, meta=META)
     assert "(label 1)" in html or "(label 0)" in html
     text = terminal_summary(multi)
     assert text.splitlines()[1].split()[:4] == ["dataset", "model", "corruption", "label"]
@@ -213,13 +223,15 @@ def test_multilabel_rows_render():
 
 def test_bad_input_is_named():
     with pytest.raises(ColumnNotFoundError, match="'ece'"):
-        render_html(CAL.drop("ece"), meta=META)
+        render_html({"calibration": CAL.drop("ece")}, meta=META)
     with pytest.raises(InputError, match="no rows"):
-        render_html(CAL.clear(), meta=META)
+        render_html({"calibration": CAL.clear()}, meta=META)
     with pytest.raises(InputError, match=r"meta\['bins'\] must be an int in \[1, inf\). Got 0"):
-        render_html(CAL, meta={**META, "bins": 0})
+        render_html({"calibration": CAL}, meta={**META, "bins": 0})
     with pytest.raises(ColumnNotFoundError, match="corruptions: column 'realised_rate'"):
-        render_html(CAL, corruptions=_corruptions(CAL).drop("realised_rate"), meta=META)
+        render_html(
+            {"calibration": CAL, "corruptions": _corruptions(CAL).drop("realised_rate")}, meta=META
+        )
 
 
 def test_terminal_summary_values_and_alignment():
@@ -280,7 +292,7 @@ def test_constant_and_missing_metrics_render():
     flat = CAL.head(2).with_columns(
         gap=pl.lit(0.0), abs_gap=pl.lit(0.0), ece=pl.lit(None, pl.Float64)
     )
-    html = render_html(flat, meta=META)
+    html = render_html({"calibration": flat}, meta=META)
     assert "never overconfident" in html
     table = html[html.index('id="calibration"') : html.index('id="methods"')]
     assert ">–<" in table
@@ -289,7 +301,7 @@ def test_constant_and_missing_metrics_render():
 def test_several_studies_are_kept_apart():
     digits = CAL.filter(dataset="digits")
     both = pl.concat([digits, digits.with_columns(study=pl.lit("rerun"))])
-    html = render_html(both, meta={**META, "study": "default + rerun"})
+    html = render_html({"calibration": both}, meta={**META, "study": "default + rerun"})
     assert html.count("<svg") == 2
     assert "lightgbm under label_noise in rerun: at d = 0.5" in html
     assert "rerun / digits / mcar" in html  # row group heading

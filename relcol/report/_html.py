@@ -49,28 +49,25 @@ class ReportMeta(TypedDict, total=False):
 def write_report(
     out_dir: str | os.PathLike[str],
     *,
-    calibration: pl.DataFrame,
-    corruptions: pl.DataFrame | None = None,
+    tables: Mapping[str, pl.DataFrame],
     meta: Mapping[str, Any],
 ) -> Path:
-    """Write the HTML report and the calibration table into ``out_dir``.
+    """Write the HTML report and every table into ``out_dir``.
 
-    Writes ``index.html``, ``calibration.csv`` and ``calibration.parquet`` (the
-    same rows and columns as ``calibration``), creating ``out_dir`` if needed.
-    Each file is written beside its final name and then renamed over it, so a
-    reader never sees half a file.
+    Writes ``index.html`` and, for each entry of ``tables``, ``<name>.csv`` and
+    ``<name>.parquet`` (the same rows and columns), creating ``out_dir`` if
+    needed. Each file is written beside its final name and then renamed over it,
+    so a reader never sees half a file.
 
     Parameters
     ----------
     out_dir
         The report folder.
-    calibration
-        One row per cell (METRICS.md §11 names): at least the cell keys, ``n``,
-        ``accuracy``, ``mean_confidence``, ``gap`` and ``ece``. Extra columns are
-        shown in the table and exported.
-    corruptions
-        The corruptions side table (``dataset``, ``corruption``, ``severity``,
-        ``realised_rate`` …); when given, the report shows the realised rates.
+    tables
+        The frames to show, by name. ``calibration`` (one row per cell, METRICS.md
+        §11 names: at least the cell keys, ``n``, ``accuracy``, ``mean_confidence``,
+        ``gap`` and ``ece``) is required; every other section appears when its
+        table is present (``corruptions``: realised corruption rates).
     meta
         Run metadata (:class:`ReportMeta`): ``bins`` (required), ``study``,
         ``spec``, ``run_id``, ``versions``, ``created``.
@@ -80,11 +77,12 @@ def write_report(
     pathlib.Path
         The path of ``index.html``.
     """
-    page = render_html(calibration, corruptions=corruptions, meta=meta)
+    page = render_html(tables, meta=meta)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _replace(out / "calibration.csv", calibration.write_csv)
-    _replace(out / "calibration.parquet", calibration.write_parquet)
+    for name, frame in tables.items():
+        _replace(out / f"{name}.csv", frame.write_csv)
+        _replace(out / f"{name}.parquet", frame.write_parquet)
     index = out / "index.html"
     _replace(index, lambda path: path.write_text(page, encoding="utf-8"))
     return index
@@ -99,13 +97,11 @@ def _replace(path: Path, write) -> None:
         partial.unlink(missing_ok=True)
 
 
-def render_html(
-    calibration: pl.DataFrame,
-    *,
-    corruptions: pl.DataFrame | None = None,
-    meta: Mapping[str, Any],
-) -> str:
+def render_html(tables: Mapping[str, pl.DataFrame], *, meta: Mapping[str, Any]) -> str:
     """The report page as a string; :func:`write_report` without the files."""
+    if "calibration" not in tables:
+        raise InputError(f"tables: a 'calibration' table is required. Got {sorted(tables)}.")
+    calibration, corruptions = tables["calibration"], tables.get("corruptions")
     require_columns(calibration, _CALIBRATION_COLUMNS, "calibration")
     if calibration.is_empty():
         raise InputError("calibration: the table has no rows; there is nothing to report.")
