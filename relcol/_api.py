@@ -20,7 +20,7 @@ import polars as pl
 from relcol import metrics
 from relcol.errors import RelcolError
 from relcol.report import terminal_summary, write_report
-from relcol.store import CELL, Warehouse
+from relcol.store import CELL, MATERIALISED, Warehouse
 from relcol.study import IngestResult, Study, load_study, run_study
 
 ENGINES = ("polars", "duckdb")
@@ -74,6 +74,21 @@ class ReportResult:
     summary: str
 
 
+def report_tables(wh: Warehouse, study: str, *, bins: int = 15) -> dict[str, pl.DataFrame]:
+    """Every table the report shows and exports, by name (``calibration`` first).
+
+    Each metric family adds its table here; the report shows a section for each
+    table it finds, and ``relcol report`` materialises those named in
+    ``relcol.store.MATERIALISED``.
+    """
+    return {
+        "calibration": calibration(wh, study=study, bins=bins).with_columns(
+            bins=pl.lit(bins, pl.Int32)
+        ),
+        "corruptions": wh.sql("SELECT * FROM corruptions WHERE study = ?", [study]),
+    }
+
+
 def report(
     warehouse: Warehouse | str | os.PathLike[str] | None = None,
     *,
@@ -84,12 +99,13 @@ def report(
     """Compute the metric tables of one study, materialise them, and write the HTML report."""
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
-    table = calibration(wh, study=study, bins=bins).with_columns(bins=pl.lit(bins, pl.Int32))
+    tables = report_tables(wh, study, bins=bins)
+    for view, name in MATERIALISED.items():
+        if name in tables:
+            wh.write_table(view, study, tables[name])
     run = wh.sql(
         "SELECT * FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
     ).row(0, named=True)
-    corruptions = wh.sql("SELECT * FROM corruptions WHERE study = ?", [study])
-    wh.write_table("report_calibration", study, table)
     meta = {
         "study": study,
         "run_id": run["run_id"],
@@ -100,9 +116,8 @@ def report(
         "rows": run["rows"],
     }
     out_dir = Path(out) if out is not None else Path("reports") / study
-    html = write_report(
-        out_dir, tables={"calibration": table, "corruptions": corruptions}, meta=meta
-    )
+    html = write_report(out_dir, tables=tables, meta=meta)
+    table = tables["calibration"]
     return ReportResult(
         study=study, out=out_dir, html=html, calibration=table, summary=terminal_summary(table)
     )

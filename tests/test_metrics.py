@@ -16,7 +16,6 @@ import duckdb
 import numpy as np
 import polars as pl
 import pytest
-import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -32,6 +31,7 @@ from relcol.metrics import (
     mce,
 )
 from relcol.store import CELL, PREDICTIONS, connect_frame, init_script, sql_text
+from tests import reference
 
 TOL = 1e-9
 KEYS = list(CELL)

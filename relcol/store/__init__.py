@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from relcol.store._schema import CELL, CLASSES, CORRUPTIONS, KEY, PREDICTIONS, RUNS, conform
 from relcol.store._sql import connect, connect_frame, init_script, sql_text
-from relcol.store._warehouse import ENV, Staging, Warehouse, check_name, run_record
+from relcol.store._warehouse import ENV, MATERIALISED, Staging, Warehouse, check_name, run_record
 
 __all__ = [
     "CELL",
@@ -12,6 +12,7 @@ __all__ = [
     "CORRUPTIONS",
     "ENV",
     "KEY",
+    "MATERIALISED",
     "PREDICTIONS",
     "RUNS",
     "Staging",
