@@ -28,10 +28,18 @@ from relcol.cli._common import user_errors, warehouse_option
     show_default=True,
     help="Bins used by the calibration views.",
 )
+@click.option(
+    "--unsafe",
+    is_flag=True,
+    help="Allow statements that write (COPY, CREATE …) and reading files outside the warehouse.",
+)
 @warehouse_option
 @user_errors
-def sql(query: str, fmt: str, bins: int, warehouse: str | None) -> None:
+def sql(query: str, fmt: str, bins: int, unsafe: bool, warehouse: str | None) -> None:
     """Answer an ad-hoc SQL query over the views (predictions, calibration, calibration_bins, runs, ...).
+
+    Only reading statements run, and only the warehouse's files can be read, unless
+    --unsafe is given.
 
     \b
     Example:
@@ -41,7 +49,7 @@ def sql(query: str, fmt: str, bins: int, warehouse: str | None) -> None:
 
     import relcol
 
-    frame = relcol.open_warehouse(warehouse).sql(query, bins=bins)
+    frame = relcol.open_warehouse(warehouse).sql(query, bins=bins, unsafe=unsafe)
     if fmt == "csv":
         click.echo(frame.write_csv(), nl=False)
     elif fmt == "json":

@@ -37,11 +37,19 @@ def ingest(
     *,
     replace: bool = False,
     progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
+    backend: str = "local",
 ) -> IngestResult:
-    """Run a study (a ``Study``, a TOML path, or None for the built-in default) into a warehouse."""
+    """Run a study (a ``Study``, a TOML path, or None for the built-in default) into a warehouse.
+
+    ``jobs`` local processes, or ``backend="dask"`` (the cluster at
+    ``$DASK_SCHEDULER_ADDRESS``, else a local one with ``jobs`` workers).
+    """
     if not isinstance(study, Study):
         study = load_study(study)
-    return run_study(study, _warehouse(warehouse), replace=replace, progress=progress)
+    return run_study(
+        study, _warehouse(warehouse), replace=replace, progress=progress, jobs=jobs, backend=backend
+    )
 
 
 def calibration(

@@ -121,12 +121,18 @@ def test_side_tables_record_the_run_the_classes_and_realised_rates(tiny_warehous
     np.testing.assert_allclose(rates["r"].to_numpy()[1:], [0.25, 0.5], atol=0.05)
 
 
-def test_the_same_spec_gives_identical_rows(tmp_path, tiny_warehouse):
+def test_the_same_spec_gives_byte_identical_prediction_files(tmp_path, tiny_warehouse):
     other = relcol.open_warehouse(tmp_path / "again")
     relcol.ingest(TINY, other)
-    a = tiny_warehouse.predictions().drop("run_id").collect()
-    b = other.predictions().drop("run_id").collect()
+    a = tiny_warehouse.predictions().collect()
+    b = other.predictions().collect()
     assert a.equals(b)
+    assert a["run_id"].n_unique() == 1 and a["run_id"][0].startswith("s")
+
+    def parts(wh):
+        return {k: v for k, v in checksums(wh.root / "predictions").items() if "/part-" in k}
+
+    assert parts(tiny_warehouse) == parts(other) != {}
 
 
 def test_a_second_study_adds_rows_without_touching_the_first(tmp_path):
@@ -149,9 +155,11 @@ def test_reingesting_a_study_is_refused_and_replace_swaps_it_whole(tmp_path):
     with pytest.raises(WarehouseError, match=r"study 'tiny' is already in warehouse .* --replace"):
         relcol.ingest(TINY, wh)
     assert checksums(wh.root) == before
+    finished = wh.sql("SELECT finished_at FROM runs")["finished_at"][0]
     second = relcol.ingest(TINY, wh, replace=True)
-    runs = wh.sql("SELECT run_id FROM runs")["run_id"].to_list()
-    assert runs == [second.run_id] != [first.run_id]
+    runs = wh.sql("SELECT run_id, finished_at FROM runs")
+    assert runs["run_id"].to_list() == [second.run_id] == [first.run_id]  # a content address
+    assert runs["finished_at"][0] > finished
     assert wh.sql("SELECT count(*) AS n FROM predictions")["n"][0] == first.rows
     assert not any((wh.root / "_staging").iterdir())
 
@@ -208,3 +216,30 @@ def test_sql_takes_parameters_and_reports_errors_in_one_line(tiny_warehouse):
     with pytest.raises(WarehouseError, match=r"^SQL error: .*nope") as info:
         tiny_warehouse.sql("SELECT nope FROM predictions")
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("COPY (SELECT 1) TO 'out.csv'", "reading statements only"),
+        ("CREATE TABLE t AS SELECT 1", "reading statements only"),
+        ("SELECT 1; DROP VIEW predictions", "reading statements only"),
+        ("SELECT * FROM read_csv('/etc/passwd')", "Permission Error"),
+        ("SELECT * FROM read_parquet('{elsewhere}')", "Permission Error"),
+        ("SELECT * FROM read_text('{readme}')", "Permission Error"),
+    ],
+)
+def test_sql_cannot_write_or_read_outside_the_warehouse(tiny_warehouse, tmp_path, query, message):
+    elsewhere = tmp_path / "private.parquet"
+    pl.DataFrame({"secret": [1]}).write_parquet(elsewhere)
+    query = query.format(elsewhere=elsewhere, readme=tiny_warehouse.root / "README.md")
+    before = checksums(tiny_warehouse.root)
+    with pytest.raises(WarehouseError, match=message):
+        tiny_warehouse.sql(query)
+    assert checksums(tiny_warehouse.root) == before
+
+
+def test_sql_unsafe_is_the_users_explicit_choice(tiny_warehouse, tmp_path):
+    out = tmp_path / "n.csv"
+    tiny_warehouse.sql(f"COPY (SELECT count(*) AS n FROM predictions) TO '{out}'", unsafe=True)
+    assert pl.read_csv(out)["n"][0] == tiny_warehouse.predictions().collect().height

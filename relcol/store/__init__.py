@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-from relcol.store._schema import CELL, CLASSES, CORRUPTIONS, KEY, PREDICTIONS, RUNS, conform
+from relcol.store._schema import (
+    ANNOTATIONS,
+    CELL,
+    CLASSES,
+    CORRUPTIONS,
+    KEY,
+    PREDICTIONS,
+    RUNS,
+    conform,
+)
 from relcol.store._sql import connect, connect_frame, init_script, sql_text
-from relcol.store._warehouse import ENV, MATERIALISED, Staging, Warehouse, check_name, run_record
+from relcol.store._warehouse import (
+    ENV,
+    MATERIALISED,
+    Staging,
+    Warehouse,
+    check_name,
+    run_record,
+    write_part_file,
+)
 
 __all__ = [
+    "ANNOTATIONS",
     "CELL",
     "CLASSES",
     "CORRUPTIONS",
@@ -24,4 +42,5 @@ __all__ = [
     "init_script",
     "run_record",
     "sql_text",
+    "write_part_file",
 ]

@@ -64,6 +64,18 @@ CORRUPTIONS: dict[str, pl.DataType] = {
     "params": pl.String(),
 }
 
+#: Optional per-prediction extras of an ingested prediction file, keyed like the long table
+#: (rows only where the file had them): ``agreement``, the share of annotators agreeing with
+#: the prediction (a soft target replacing ``correct``, METRICS.md §9), and ``split``
+#: (``calibration`` or ``evaluation``) for recalibration. A side table rather than columns
+#: of the long table, so the long table's contract and every existing warehouse stay as
+#: they are; metrics that use them join on the key.
+ANNOTATIONS: dict[str, pl.DataType] = {
+    **{name: PREDICTIONS[name] for name in KEY},
+    "agreement": pl.Float64(),
+    "split": pl.String(),
+}
+
 #: One row per ingest.
 RUNS: dict[str, pl.DataType] = {
     "run_id": pl.String(),

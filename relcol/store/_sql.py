@@ -20,9 +20,13 @@ VIEWS = (
     "classes",
     "corruptions",
     "runs",
+    "annotations",
     "calibration_bins",
     "calibration",
     "report_calibration",
+    "multilabel_pairs",
+    "multilabel_bins",
+    "multilabel",
 )
 
 #: Macros; each is ``sql/macros/<name>.sql``.
@@ -41,8 +45,14 @@ def definitions() -> list[str]:
     ]
 
 
-def connect(sources: Mapping[str, Sequence[str]], *, bins: int = 15) -> duckdb.DuckDBPyConnection:
+def connect(
+    sources: Mapping[str, Sequence[str]], *, bins: int = 15, sandbox: bool = True
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection whose views read the given Parquet files.
+
+    With ``sandbox`` (the default) the connection can read the listed files and
+    nothing else, and cannot write files; ``sandbox=False`` is the user's
+    explicit choice (``relcol sql --unsafe``).
 
     ``sources`` maps a variable name without its ``relcol_`` prefix
     (``predictions``, ``classes``, ``corruptions``, ``runs``, ``report_calibration``)
@@ -55,6 +65,14 @@ def connect(sources: Mapping[str, Sequence[str]], *, bins: int = 15) -> duckdb.D
     con.execute("SET VARIABLE relcol_bins = ?", [int(bins)])
     for statement in definitions():
         con.execute(statement)
+    if sandbox:
+        # Queries may read the listed files and nothing else, write no file, load no
+        # extension, and cannot switch this off (lock_configuration).
+        con.execute(
+            "SET allowed_paths = ?", [sorted({f for files in sources.values() for f in files})]
+        )
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
     return con
 
 
@@ -99,6 +117,7 @@ def connect_frame(workdir, predictions, *, bins: int = 15) -> duckdb.DuckDBPyCon
         "classes": _schema.empty(_schema.CLASSES),
         "corruptions": _schema.empty(_schema.CORRUPTIONS),
         "runs": _schema.empty(_schema.RUNS),
+        "annotations": _schema.empty(_schema.ANNOTATIONS),
         "report_calibration": _schema.empty({k: _schema.PREDICTIONS[k] for k in _schema.CELL}),
     }
     sources = {}

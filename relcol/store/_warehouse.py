@@ -7,6 +7,7 @@ Layout (``RELCOL_WAREHOUSE``, ``--warehouse`` or ``./warehouse``)::
     _staging/<run_id>/                            an ingest in progress: invisible to readers
     predictions/study=<S>/run_id=<R>/part-*.parquet   the long table of one committed ingest
                                     /_run.parquet, _classes.parquet, _corruptions.parquet
+                                    /_annotations.parquet (prediction files: agreement, split)
     metrics/<table>/study=<S>.parquet             tables materialised by `relcol report`
 
 An ingest writes everything under ``_staging/<run_id>/study=<S>/`` and commits
@@ -51,7 +52,8 @@ git-ignored; only this README is tracked.
 - `predictions/study=<S>/run_id=<R>/part-*.parquet`: the long table, one row per
   prediction (see the project README for the columns), written once by one ingest
   and never modified; `_run.parquet`, `_classes.parquet` and `_corruptions.parquet`
-  beside them are that ingest's side tables.
+  beside them are that ingest's side tables (and `_annotations.parquet`, when an
+  ingested prediction file had agreement or split columns).
 - `metrics/<table>/study=<S>.parquet`: tables materialised by `relcol report`.
 - `_schema/`: zero-row files that fix each table's column types.
 - `_staging/`: ingests in progress; never read. A crashed ingest leaves a folder
@@ -66,7 +68,10 @@ SIDE = {
     "classes": ("_classes.parquet", _schema.CLASSES),
     "corruptions": ("_corruptions.parquet", _schema.CORRUPTIONS),
     "runs": ("_run.parquet", _schema.RUNS),
+    "annotations": ("_annotations.parquet", _schema.ANNOTATIONS),  # prediction files only
 }
+#: DuckDB statement types `Warehouse.sql` runs without ``unsafe``.
+READING = frozenset({"SELECT", "EXPLAIN"})
 #: Tables materialised by `relcol report`: view name -> folder under metrics/.
 MATERIALISED = {"report_calibration": "calibration"}
 
@@ -138,17 +143,32 @@ class Warehouse:
             ]
         return out
 
-    def connect(self, *, bins: int = 15) -> duckdb.DuckDBPyConnection:
-        """An in-memory DuckDB connection with every view over a snapshot of the warehouse."""
-        return connect(self.sources(), bins=bins)
+    def connect(self, *, bins: int = 15, sandbox: bool = True) -> duckdb.DuckDBPyConnection:
+        """An in-memory DuckDB connection with every view over a snapshot of the warehouse.
 
-    def sql(self, query: str, params: list | dict | None = None, *, bins: int = 15) -> pl.DataFrame:
+        With ``sandbox`` it reads only the warehouse's committed files and writes nothing.
+        """
+        return connect(self.sources(), bins=bins, sandbox=sandbox)
+
+    def sql(
+        self, query: str, params: list | dict | None = None, *, bins: int = 15, unsafe: bool = False
+    ) -> pl.DataFrame:
         """Run ``query`` over the views (a fresh snapshot) and return a Polars frame.
 
         Values go in ``params`` (``?`` or ``$name`` placeholders), never into the text.
+        Only reading statements (SELECT, DESCRIBE, SUMMARIZE, EXPLAIN …) run, and only
+        the warehouse's files can be read, unless ``unsafe`` says otherwise.
         """
-        con = self.connect(bins=bins)
+        con = self.connect(bins=bins, sandbox=not unsafe)
         try:
+            if not unsafe:
+                kinds = {s.type.name for s in con.extract_statements(query)}
+                writing = sorted(kinds - READING)
+                if writing:
+                    raise WarehouseError(
+                        f"relcol sql runs reading statements only (SELECT, DESCRIBE, EXPLAIN …); "
+                        f"this query has {', '.join(writing)}. Pass --unsafe to allow it."
+                    )
             relation = con.sql(query, params=params)
             return pl.DataFrame() if relation is None else relation.pl()
         except duckdb.Error as exc:
@@ -193,8 +213,14 @@ class Warehouse:
     # -- writing -----------------------------------------------------------------
 
     @contextmanager
-    def ingest(self, study: str, *, replace: bool = False) -> Iterator[Staging]:
-        """Stage an ingest of ``study``; commit on normal exit, discard on any exception."""
+    def ingest(
+        self, study: str, *, replace: bool = False, run_id: str | None = None
+    ) -> Iterator[Staging]:
+        """Stage an ingest of ``study``; commit on normal exit, discard on any exception.
+
+        ``run_id`` names the ingest (default: a new time-stamped id); a study passes a
+        content address so that the same spec gives the same rows, byte for byte.
+        """
         check_name(study)
         if not replace and self.study_dir(study).exists():
             raise WarehouseError(
@@ -202,7 +228,7 @@ class Warehouse:
                 "or pass --replace to replace it wholesale"
             )
         self._remove_stale_staging()
-        staging = Staging(self, study)
+        staging = Staging(self, study, run_id or new_run_id())
         try:
             yield staging
         except BaseException:
@@ -233,11 +259,11 @@ class Warehouse:
 class Staging:
     """The invisible folder one ingest writes into before it commits."""
 
-    def __init__(self, warehouse: Warehouse, study: str) -> None:
+    def __init__(self, warehouse: Warehouse, study: str, run_id: str) -> None:
         self.warehouse = warehouse
         self.study = study
-        self.run_id = new_run_id()
-        self.base = warehouse.root / "_staging" / self.run_id
+        self.run_id = check_name(run_id, "run id")
+        self.base = warehouse.root / "_staging" / f"{run_id}-{secrets.token_hex(4)}"
         self.folder = self.base / f"study={study}" / f"run_id={self.run_id}"
         self.folder.mkdir(parents=True)
         (self.base / "_owner").write_text(f"{socket.gethostname()}:{os.getpid()}")
@@ -246,10 +272,16 @@ class Staging:
 
     def write_part(self, frame: pl.DataFrame) -> None:
         """Append one part of the long table (conformed to its schema)."""
-        frame = _schema.conform(frame, _schema.PREDICTIONS)
-        frame.write_parquet(self.folder / f"part-{self.parts:05d}.parquet", compression="zstd")
+        self.record_part(write_part_file(frame, self.part_path(self.parts)))
+
+    def part_path(self, index: int) -> Path:
+        """Where part ``index`` goes: a worker elsewhere may write it (`write_part_file`)."""
+        return self.folder / f"part-{index:05d}.parquet"
+
+    def record_part(self, rows: int) -> None:
+        """Count a part written to ``part_path`` by `write_part_file`."""
         self.parts += 1
-        self.rows += frame.height
+        self.rows += rows
 
     def write_side(self, view: str, frame: pl.DataFrame) -> None:
         file, schema = SIDE[view]
@@ -276,6 +308,13 @@ class Staging:
 
     def discard(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def write_part_file(frame: pl.DataFrame, path: Path) -> int:
+    """Write one part of the long table, conformed to its schema; return its row count."""
+    frame = _schema.conform(frame, _schema.PREDICTIONS)
+    frame.write_parquet(path, compression="zstd")
+    return frame.height
 
 
 def run_record(

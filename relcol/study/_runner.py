@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -29,8 +30,9 @@ from threadpoolctl import threadpool_limits
 from relcol.corruption import OPERATORS, TrainingStats
 from relcol.data import Dataset, load_dataset
 from relcol.errors import SpecError
-from relcol.models import fit_frozen
-from relcol.store import Warehouse, run_record
+from relcol.models import ModelSpec, fit_frozen
+from relcol.store import Warehouse, run_record, write_part_file
+from relcol.study._parallel import check_backend, run_tasks
 from relcol.study._spec import CorruptionSpec, Study
 
 PACKAGES = ("relcol", "numpy", "polars", "duckdb", "pyarrow", "scikit-learn", "lightgbm", "scipy")
@@ -76,6 +78,16 @@ def versions() -> dict[str, str]:
     return out
 
 
+def content_id(spec: str, packages: dict[str, str]) -> str:
+    """The run id of a study ingest: a hash of its spec and the package versions.
+
+    Everything that decides the rows is in those two, so the same spec under the
+    same versions gets the same ``run_id`` and therefore byte-identical files.
+    """
+    blob = json.dumps({"spec": spec, "versions": packages}, sort_keys=True).encode()
+    return "s" + hashlib.sha256(blob).hexdigest()[:24]
+
+
 def n_fits(study: Study) -> int:
     """How many (dataset, model, seed) fits the study makes: the unit of progress."""
     return len(study.datasets) * len(study.models) * len(study.seeds)
@@ -87,12 +99,18 @@ def run_study(
     *,
     replace: bool = False,
     progress: Callable[[int], None] | None = None,
+    jobs: int = 1,
+    backend: str = "local",
 ) -> IngestResult:
     """Run ``study`` into ``warehouse`` and commit it atomically.
 
     All loading and validation happens before anything is written; any error
     afterwards discards the staged files, so the warehouse is left as it was.
+    The (dataset, model, seed) fits run on ``jobs`` local processes, or on an
+    existing Dask or Ray cluster (``backend``); each writes its own part file and
+    the commit publishes them together. The rows do not depend on either.
     """
+    check_backend(backend, jobs)
     started, clock = datetime.now(UTC), time.perf_counter()
     datasets = [
         load_dataset(spec, test_size=study.test_size, split_seed=study.split_seed, base=study.base)
@@ -103,10 +121,10 @@ def run_study(
     cells = (
         len(study.datasets) * len(study.models) * sum(len(c.severities) for c in study.corruptions)
     )
-    # One BLAS/OpenMP thread per fit: on a small machine shared with other work, OpenMP's
-    # busy-waiting threads made one HistGradientBoosting fit 40x slower (50 s vs 1.2 s).
-    with threadpool_limits(limits=1), warehouse.ingest(study.name, replace=replace) as staging:
-        classes, logs = [], []
+    packages = versions()
+    run_id = content_id(study.text, packages)
+    with warehouse.ingest(study.name, replace=replace, run_id=run_id) as staging:
+        classes, logs, tasks = [], [], []
         for ds in datasets:
             stats = TrainingStats.fit(ds.X_train, ds.n_classes)
             draws = {
@@ -118,37 +136,13 @@ def run_study(
                     {"code": np.arange(ds.n_classes, dtype=np.int32), "name": ds.class_names}
                 ).with_columns(study=pl.lit(study.name), dataset=pl.lit(ds.name))
             )
-            for model in study.models:
-                for seed in study.seeds:
-                    frozen = fit_frozen(
-                        model, ds.X_train, ds.y_train, seed=seed, n_classes=ds.n_classes
-                    )
-                    clean = frozen.predict_proba(ds.X_test)
-                    parts = []
-                    for c in study.corruptions:
-                        parts.append(_rows(ds, c, clean, study.repeats, y=ds.y_test, severity=0.0))
-                        d = draws[c.id]
-                        if len(d.y):
-                            parts.append(
-                                _rows(
-                                    ds,
-                                    c,
-                                    frozen.predict_proba(d.X),
-                                    1,
-                                    y=d.y,
-                                    severity=d.severity,
-                                    repeat=d.repeat,
-                                )
-                            )
-                    frame = pl.concat(parts).with_columns(
-                        study=pl.lit(study.name),
-                        model=pl.lit(model.id),
-                        seed=pl.lit(seed, pl.Int32),
-                        run_id=pl.lit(staging.run_id),
-                    )
-                    staging.write_part(frame)
-                    if progress is not None:
-                        progress(1)
+            shared = _Shared(study.name, study.corruptions, study.repeats, run_id, ds, draws)
+            tasks += [(shared, model, seed) for model in study.models for seed in study.seeds]
+        paths = [staging.part_path(i) for i in range(len(tasks))]
+        for rows in run_tasks(_fit_predict_write, tasks, paths, jobs=jobs, backend=backend):
+            staging.record_part(rows)
+            if progress is not None:
+                progress(1)
         staging.write_side("classes", pl.concat(classes))
         staging.write_side("corruptions", pl.DataFrame(logs).with_columns(study=pl.lit(study.name)))
         staging.write_side(
@@ -159,7 +153,7 @@ def run_study(
                 kind="study",
                 spec=study.text,
                 spec_hash=study.spec_hash,
-                versions=versions(),
+                versions=packages,
                 started_at=started,
                 rows=staging.rows,
                 cells=cells,
@@ -174,6 +168,42 @@ def run_study(
         seconds=time.perf_counter() - clock,
         warehouse=str(warehouse.root),
     )
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every (model, seed) task of one dataset needs: sent to a worker once."""
+
+    study: str
+    corruptions: tuple[CorruptionSpec, ...]
+    repeats: int
+    run_id: str
+    dataset: Dataset
+    draws: dict[str, _Draws]
+
+
+def _fit_predict_write(shared: _Shared, model: ModelSpec, seed: int, path: Path) -> int:
+    """One unit of work: fit (dataset, model, seed) once, predict every draw, write one part."""
+    ds = shared.dataset
+    # One BLAS/OpenMP thread per fit: on a small machine shared with other work, OpenMP's
+    # busy-waiting threads made one HistGradientBoosting fit 40x slower (50 s vs 1.2 s).
+    with threadpool_limits(limits=1):
+        frozen = fit_frozen(model, ds.X_train, ds.y_train, seed=seed, n_classes=ds.n_classes)
+        clean = frozen.predict_proba(ds.X_test)
+        parts = []
+        for c in shared.corruptions:
+            parts.append(_rows(ds, c, clean, shared.repeats, y=ds.y_test, severity=0.0))
+            d = shared.draws[c.id]
+            if len(d.y):
+                proba = frozen.predict_proba(d.X)
+                parts.append(_rows(ds, c, proba, 1, y=d.y, severity=d.severity, repeat=d.repeat))
+    frame = pl.concat(parts).with_columns(
+        study=pl.lit(shared.study),
+        model=pl.lit(model.id),
+        seed=pl.lit(seed, pl.Int32),
+        run_id=pl.lit(shared.run_id),
+    )
+    return write_part_file(frame, path)
 
 
 def _validated(c: CorruptionSpec, ds: Dataset) -> dict:

@@ -1,0 +1,136 @@
+"""Nothing lost under crashes and concurrency (DESIGN.md §4): SIGKILL at random moments,
+two ingests at once, and reading during an ingest."""
+
+from __future__ import annotations
+
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import relcol
+from tests.conftest import TINY
+
+EXPECTED_ROWS = 20_736  # the tiny study's row count (tests/test_cli.py checks it independently)
+
+
+def spec_named(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(TINY.read_text().replace('name = "tiny"', f'name = "{name}"'))
+    return path
+
+
+def start_ingest(spec: Path, warehouse: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "relcol.cli",
+            "ingest",
+            "--study",
+            str(spec),
+            "--warehouse",
+            str(warehouse),
+            "-q",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def study_rows(warehouse: Path) -> dict[str, int]:
+    counts = relcol.open_warehouse(warehouse).sql(
+        "SELECT study, count(*) AS n FROM predictions GROUP BY ALL"
+    )
+    return dict(counts.iter_rows())
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_leaves_all_or_nothing(tmp_path):
+    warehouse = tmp_path / "wh"
+    rng = random.Random(20261122)
+    outcomes = {"committed": 0, "nothing": 0}
+    for trial in range(20):
+        name = f"crash{trial}"
+        proc = start_ingest(spec_named(tmp_path, name), warehouse)
+        if trial % 2 == 0:
+            time.sleep(rng.uniform(0.0, 3.0))  # anywhere: start-up, validation, writing, commit
+        else:
+            deadline = time.monotonic() + 30
+            while not any((warehouse / "_staging").glob("*/study=*")) and proc.poll() is None:
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.005)
+            time.sleep(rng.uniform(0.0, 0.4))  # somewhere while parts are being written
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        rows = study_rows(warehouse)
+        # every study is either wholly there or absent; no part of a killed ingest is visible
+        assert all(n == EXPECTED_ROWS for n in rows.values()), rows
+        committed = name in rows
+        outcomes["committed" if committed else "nothing"] += 1
+        assert (warehouse / "predictions" / f"study={name}").exists() == committed
+        runs = relcol.open_warehouse(warehouse).sql("SELECT study FROM runs")["study"].to_list()
+        assert sorted(runs) == sorted(rows)
+    # the kills landed on both sides of the commit
+    assert outcomes["nothing"] > 0
+    # and the next ingest succeeds, clearing the dead ingests' staging folders
+    after = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "relcol.cli",
+            "ingest",
+            "--study",
+            str(spec_named(tmp_path, "after")),
+            "--warehouse",
+            str(warehouse),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert after.returncode == 0, after.stderr
+    assert study_rows(warehouse)["after"] == EXPECTED_ROWS
+    assert list((warehouse / "_staging").iterdir()) == []
+
+
+def test_two_ingests_of_different_studies_at_once_both_land(tmp_path):
+    warehouse = tmp_path / "wh"
+    a = start_ingest(spec_named(tmp_path, "first"), warehouse)
+    b = start_ingest(spec_named(tmp_path, "second"), warehouse)
+    assert a.wait(timeout=300) == 0, a.stderr.read()
+    assert b.wait(timeout=300) == 0, b.stderr.read()
+    assert study_rows(warehouse) == {"first": EXPECTED_ROWS, "second": EXPECTED_ROWS}
+
+
+def test_two_ingests_of_the_same_study_at_once_one_lands_the_other_says_why(tmp_path):
+    warehouse = tmp_path / "wh"
+    spec = spec_named(tmp_path, "same")
+    procs = [start_ingest(spec, warehouse) for _ in range(2)]
+    codes = [p.wait(timeout=300) for p in procs]
+    errors = [p.stderr.read() for p in procs]
+    assert sorted(codes) == [0, 2], errors
+    loser = errors[codes.index(2)]
+    assert loser.count("\n") == 1 and "study 'same'" in loser
+    assert study_rows(warehouse) == {"same": EXPECTED_ROWS}
+
+
+def test_a_reader_during_an_ingest_sees_a_consistent_snapshot(tmp_path):
+    warehouse = tmp_path / "wh"
+    relcol.ingest(spec_named(tmp_path, "base"), relcol.open_warehouse(warehouse))
+    proc = start_ingest(spec_named(tmp_path, "growing"), warehouse)
+    seen = set()
+    while proc.poll() is None:
+        rows = study_rows(warehouse)
+        assert rows["base"] == EXPECTED_ROWS
+        seen.add(rows.get("growing", 0))
+    assert proc.returncode == 0
+    seen.add(study_rows(warehouse)["growing"])
+    assert seen <= {0, EXPECTED_ROWS} and EXPECTED_ROWS in seen
