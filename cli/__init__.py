@@ -7,6 +7,8 @@ Exit codes: 0 success; 1 an unexpected error (a bug: the traceback is shown);
 
 from __future__ import annotations
 
+import sys
+
 import click
 from relcol.cli._ingest import ingest
 from relcol.cli._report import report
@@ -28,3 +30,21 @@ def main() -> None:
 
 for command in (ingest, report, sql, shell):
     main.add_command(command)
+
+
+def run() -> None:
+    """The console entry point: like ``main``, with usage errors as one line and exit 2."""
+    try:
+        main(standalone_mode=False)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+    except click.UsageError as exc:
+        hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        click.echo(f"relcol: error: {exc.format_message()}{hint}", err=True)
+        sys.exit(2)
+    except click.Abort:
+        click.echo("relcol: aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        click.echo(f"relcol: error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)

@@ -1,5 +1,5 @@
 """`python -m relcol.cli` runs the relcol command."""
 
-from relcol.cli import main
+from relcol.cli import run
 
-main()
+run()
