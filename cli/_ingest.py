@@ -1,4 +1,4 @@
-"""`relcol ingest`: run a study into the warehouse."""
+"""`relcol ingest`: run a study into the warehouse, or ingest a file of predictions made elsewhere."""
 
 from __future__ import annotations
 
@@ -9,6 +9,19 @@ import sys
 import click
 from relcol.cli._common import user_errors, warehouse_option
 
+#: Options that only mean something with a study (name -> its flag).
+_STUDY_OPTIONS = {"jobs": "--jobs", "backend": "--backend"}
+#: Options that only mean something with --predictions (name -> its flag).
+_PREDICTION_OPTIONS = {
+    "name": "--name",
+    "columns": "--column",
+    "classes": "--classes",
+    "model": "--model",
+    "dataset": "--dataset",
+    "proba_prefix": "--proba-prefix",
+    "tolerance": "--tolerance",
+}
+
 
 @click.command()
 @click.option(
@@ -16,6 +29,58 @@ from relcol.cli._common import user_errors, warehouse_option
     "study_file",
     type=click.Path(dir_okay=False),
     help="Study spec (TOML). Default: the built-in study.",
+)
+@click.option(
+    "--predictions",
+    "predictions_file",
+    type=click.Path(dir_okay=False),
+    help="A file of predictions made elsewhere (CSV, TSV, Parquet, JSON lines) to ingest "
+    "instead of running a study.",
+)
+@click.option("--name", help="Study name for --predictions (default: the file's name, no suffix).")
+@click.option(
+    "--column",
+    "columns",
+    multiple=True,
+    metavar="ROLE=COLUMN",
+    help="The file's column for a role, e.g. y_true=true_label; repeat for more. Roles: y_true, "
+    "y_pred, confidence, confidence:<method> (another score: the model <model>:<method>), "
+    "probability (multi-label P(present)), proba (a list column), sample_id, label, model, "
+    "dataset, corruption, severity, seed, repeat, agreement, split, y_clean.",
+)
+@click.option(
+    "--classes",
+    help="Class (multi-label: label) names in code order, comma-separated; labels outside "
+    "them are refused.",
+)
+@click.option("--model", help="Model name when the file has no model column (default: --name).")
+@click.option(
+    "--dataset", help="Dataset name when the file has no dataset column (default: the file's name)."
+)
+@click.option(
+    "--proba-prefix",
+    default=None,
+    metavar="PREFIX",
+    help="Prefix of the per-class probability columns.  [default: p_]",
+)
+@click.option(
+    "--tolerance",
+    type=float,
+    default=None,
+    help="How far a probability vector may sum from 1.  [default: 0.001]",
+)
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Local processes for the (dataset, model, seed) fits.  [default: 1]",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "dask"]),
+    default=None,
+    help="Where the fits run: here, or a Dask cluster ($DASK_SCHEDULER_ADDRESS, else a local "
+    "one with --jobs workers).  [default: local]",
 )
 @warehouse_option
 @click.option(
@@ -27,15 +92,68 @@ from relcol.cli._common import user_errors, warehouse_option
 @click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON on stdout.")
 @user_errors
 def ingest(
-    study_file: str | None, warehouse: str | None, replace: bool, quiet: bool, as_json: bool
+    study_file: str | None,
+    predictions_file: str | None,
+    warehouse: str | None,
+    replace: bool,
+    quiet: bool,
+    as_json: bool,
+    **reading: object,
 ) -> None:
     """Fit each model once on clean data, corrupt the test set at every severity, store every prediction.
+
+    With --predictions, ingest predictions made elsewhere instead: y_true plus either a
+    probability vector (a list column, or one p_<class> column per class) or y_pred and
+    confidence; a label column makes the file multi-label (one row per sample × label).
+    Everything is checked before anything is written.
 
     \b
     Examples:
       relcol ingest                              # the built-in study into ./warehouse
-      relcol ingest --study my_study.toml --warehouse /data/wh
+      relcol ingest --study my_study.toml --warehouse /data/wh --jobs 2
+      relcol ingest --predictions resnet110_cifar10.csv --name resnet110-c10 \\
+          --column y_true=true_label --column y_pred=pred_label
+      relcol ingest --predictions llm.parquet --name email-llm \\
+          --column confidence:margin=margin_score --classes spam,ham
     """
+    from relcol.errors import ParameterError
+
+    if predictions_file is not None:
+        if study_file is not None:
+            raise ParameterError("give --study or --predictions, not both.")
+        study_only = [f for key, f in _STUDY_OPTIONS.items() if reading.pop(key) is not None]
+        if study_only:
+            raise ParameterError(
+                f"{', '.join(study_only)} apply only to a study, not --predictions."
+            )
+        _ingest_predictions(predictions_file, warehouse, replace, quiet, as_json, reading)
+        return
+    given = [
+        flag for key, flag in _PREDICTION_OPTIONS.items() if reading.get(key) not in (None, ())
+    ]
+    if given:
+        verb = "apply" if len(given) > 1 else "applies"
+        raise ParameterError(f"{', '.join(given)} {verb} only with --predictions FILE.")
+    _ingest_study(
+        study_file,
+        warehouse,
+        replace,
+        quiet,
+        as_json,
+        reading["jobs"] or 1,
+        reading["backend"] or "local",
+    )
+
+
+def _ingest_study(
+    study_file: str | None,
+    warehouse: str | None,
+    replace: bool,
+    quiet: bool,
+    as_json: bool,
+    jobs: int,
+    backend: str,
+) -> None:
     import relcol
     from relcol.study import n_fits
 
@@ -61,7 +179,9 @@ def ingest(
                 )
             bar.update(n)
 
-        result = relcol.ingest(study, wh, replace=replace, progress=advance)
+        result = relcol.ingest(
+            study, wh, replace=replace, progress=advance, jobs=jobs, backend=backend
+        )
     if as_json:
         click.echo(json.dumps(result.__dict__))
     elif not quiet:
@@ -69,3 +189,60 @@ def ingest(
             f"wrote {result.rows:,} rows in {result.cells:,} cells ({result.parts} files) of study "
             f"{result.study!r}, run {result.run_id}, to {result.warehouse} in {result.seconds:.1f} s"
         )
+
+
+def _ingest_predictions(
+    path: str, warehouse: str | None, replace: bool, quiet: bool, as_json: bool, reading: dict
+) -> None:
+    import relcol
+
+    result = relcol.ingest_predictions(
+        path,
+        warehouse,
+        name=reading["name"],
+        columns=parse_columns(reading["columns"]),
+        classes=reading["classes"],
+        model=reading["model"],
+        dataset=reading["dataset"],
+        proba_prefix=reading["proba_prefix"] or "p_",
+        tolerance=1e-3 if reading["tolerance"] is None else reading["tolerance"],
+        replace=replace,
+    )
+    if as_json:
+        click.echo(json.dumps(result.__dict__))
+        return
+    if quiet:
+        return
+    kind = "multi-label " if result.multilabel else ""
+    sources = len(result.sources)
+    click.echo(
+        f"wrote {result.rows:,} {kind}rows in {result.cells:,} cell{'s' if result.cells != 1 else ''} "
+        f"of study {result.study!r} "
+        f"({sources} confidence source{'s' if sources != 1 else ''}: {', '.join(result.sources)}; "
+        f"{len(result.classes)} {'labels' if result.multilabel else 'classes'}), "
+        f"run {result.run_id}, to {result.warehouse} in {result.seconds:.1f} s"
+    )
+    if result.ignored:
+        click.echo(
+            f"relcol: note: ignored columns {', '.join(map(repr, result.ignored))}; map one with "
+            "--column ROLE=COLUMN",
+            err=True,
+        )
+
+
+def parse_columns(items: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """``ROLE=COLUMN`` items as a mapping (split at the first ``=``)."""
+    from relcol.errors import ParameterError
+
+    out: dict[str, str] = {}
+    for item in items:
+        role, sep, column = item.partition("=")
+        role, column = role.strip(), column.strip()
+        if not sep or not role or not column:
+            raise ParameterError(
+                f"--column must be ROLE=COLUMN (e.g. y_true=true_label). Got {item!r}."
+            )
+        if role in out:
+            raise ParameterError(f"--column gives role {role!r} twice.")
+        out[role] = column
+    return out

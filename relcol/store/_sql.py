@@ -23,14 +23,47 @@ VIEWS = (
     "annotations",
     "calibration_bins",
     "calibration",
+    "discrimination",
+    "selective_curve",
+    "selective",
     "report_calibration",
     "multilabel_pairs",
     "multilabel_bins",
     "multilabel",
+    "consistency",
+    "consistency_samples",
 )
 
 #: Macros; each is ``sql/macros/<name>.sql``.
-MACROS: tuple[str, ...] = ("bin_index", "calibration_bins", "calibration")
+MACROS: tuple[str, ...] = (
+    "xorshift16",
+    "mix32",
+    "absorb32",
+    "hash32",
+    "uniform",
+    "bin_index",
+    "ece_from_bins",
+    "harmonic",
+    "proba_entropy",
+    "proba_margin",
+    "cell_ids",
+    "cell_rows",
+    "bin_statistics",
+    "calibration_bins",
+    "calibration",
+    "confidence_levels",
+    "discrimination",
+    "selective_curve",
+    "selective",
+    "consistency_layout",
+    "consistency_units",
+    "consistency_tally",
+    "consistency_gram",
+    "consistency_counts",
+    "consistency_pairs",
+    "consistency_samples",
+    "consistency",
+)
 
 
 def sql_text(relative: str) -> str:
@@ -63,6 +96,7 @@ def connect(
     for name, files in sources.items():
         con.execute(f"SET VARIABLE relcol_{_identifier(name)} = ?", [list(files)])
     con.execute("SET VARIABLE relcol_bins = ?", [int(bins)])
+    con.execute("SET enable_progress_bar = false")  # it would print into relcol's own output
     for statement in definitions():
         con.execute(statement)
     if sandbox:

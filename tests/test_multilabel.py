@@ -1,0 +1,227 @@
+"""Multi-label calibration (METRICS.md §9): both modes named everywhere, per label, micro, macro,
+the agreement target, both engines to 1e-9, and the report's section and heatmap."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+import relcol
+from relcol import metrics
+from relcol.analysis import multilabel_calibration, multilabel_pairs
+from tests import reference
+
+LABELS = ["A", "B", "C"]
+
+
+def random_file(seed: int, *, samples: int = 120, agreement: bool = True) -> pl.DataFrame:
+    """A multi-label prediction file with edge values (0, 1, exact bin edges) mixed in."""
+    rng = np.random.default_rng(seed)
+    n = samples * len(LABELS)
+    p = rng.beta(0.7, 0.7, n)
+    edge = rng.random(n) < 0.1
+    p[edge] = rng.choice([0.0, 1.0, 0.2, 0.6, 0.5], int(edge.sum()))
+    y = (rng.random(n) < p).astype(int)
+    frame = pl.DataFrame(
+        {
+            "sample_id": np.repeat(np.arange(samples), len(LABELS)),
+            "label": np.tile(LABELS, samples),
+            "y_true": y,
+            "probability": p,
+        }
+    )
+    if agreement:
+        frame = frame.with_columns(
+            y_pred=(pl.col("probability") >= 0.5).cast(pl.Int64),
+            agreement=pl.Series(rng.integers(0, 6, n) / 5),
+        )
+    return frame
+
+
+@pytest.fixture(scope="module")
+def wh(tmp_path_factory):
+    wh = relcol.open_warehouse(tmp_path_factory.mktemp("ml") / "wh")
+    for seed in (0, 1):
+        relcol.ingest_predictions(random_file(seed), wh, name=f"ml{seed}", model="m")
+    relcol.ingest_predictions(
+        random_file(2, agreement=False)
+        .with_columns(
+            pl.col("probability").alias("probability:sharp"),
+            (pl.col("probability") * 0.5 + 0.25).alias("probability:soft"),
+        )
+        .drop("probability"),
+        wh,
+        name="two-scores",
+        model="llm",
+    )
+    return wh
+
+
+def test_the_two_modes_on_a_hand_computed_example(tmp_path):
+    frame = pl.DataFrame(
+        {
+            "sample_id": [0, 0, 1, 1],
+            "label": ["A", "B", "A", "B"],
+            "y_true": [1, 0, 1, 1],
+            "y_pred": [1, 1, 0, 1],
+            "confidence": [0.9, 0.6, 0.7, 0.8],
+        }
+    )
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(frame, wh, name="hand", model="m")
+    table = relcol.multilabel(wh, study="hand", bins=10).filter(pl.col("average") == "micro")
+    pc = table.filter(pl.col("mode") == "prediction_confidence").row(0, named=True)
+    pos = table.filter(pl.col("mode") == "positive_class").row(0, named=True)
+    # prediction confidence: c = (.9, .6, .7, .8) against z = (1, 0, 0, 1)
+    assert pc["accuracy"] == 0.5 and pc["mean_confidence"] == pytest.approx(0.75)
+    assert pc["brier_top"] == pytest.approx((0.01 + 0.36 + 0.49 + 0.04) / 4)
+    # positive class: p = (.9, .6, .3, .8) against y = (1, 0, 1, 1)
+    assert pos["accuracy"] == 0.75 and pos["mean_confidence"] == pytest.approx(0.65)
+    assert pos["brier_top"] == pytest.approx(pc["brier_top"])  # the same in both modes
+    # bins of 0.1: (.9) (.6) (.7) (.8) each alone vs (.9)(.6)(.3)(.8)
+    assert pc["ece"] == pytest.approx((0.1 + 0.6 + 0.7 + 0.2) / 4)
+    assert pos["ece"] == pytest.approx((0.1 + 0.6 + 0.7 + 0.2) / 4)
+    assert table.get_column("label_name").null_count() == 2
+    per_label = relcol.multilabel(wh, study="hand").filter(pl.col("average") == "label")
+    assert set(per_label["label_name"]) == {"A", "B"}
+
+
+@pytest.mark.parametrize("study", ["ml0", "ml1", "two-scores"])
+def test_polars_and_duckdb_agree_to_1e_9(wh, study):
+    for function in (relcol.multilabel, relcol.multilabel_bins):
+        for bins in (7, 15):
+            polars = function(wh, study=study, bins=bins)
+            duckdb = function(wh, study=study, bins=bins, engine="duckdb")
+            assert polars.height == duckdb.height > 0
+            assert_frame_equal(polars, duckdb, check_dtypes=False, abs_tol=1e-9, rel_tol=0)
+
+
+def test_every_output_names_its_mode_target_and_average(wh):
+    table = relcol.multilabel(wh, study="ml0")
+    assert set(table["mode"]) == {"prediction_confidence", "positive_class"}
+    assert set(table["target"]) == {"binary", "agreement"}
+    assert set(table["average"]) == {"label", "micro", "macro"}
+    # 3 labels + micro + macro, for each of 2 modes × 2 targets
+    assert table.height == 5 * 2 * 2
+    bins = relcol.multilabel_bins(wh, study="ml0")
+    assert {"mode", "target", "label_name"} <= set(bins.columns)
+    described = wh.sql("DESCRIBE multilabel")["column_name"].to_list()
+    assert described[6:9] == ["mode", "target", "average"]
+
+
+def test_per_label_prediction_confidence_is_the_calibration_view(wh):
+    table = relcol.multilabel(wh, study="ml1").filter(
+        (pl.col("average") == "label")
+        & (pl.col("mode") == "prediction_confidence")
+        & (pl.col("target") == "binary")
+    )
+    cal = relcol.calibration(wh, study="ml1").sort("label")
+    for metric in ("n", "accuracy", "mean_confidence", "gap", "ece", "mce"):
+        np.testing.assert_allclose(table[metric].to_numpy(), cal[metric].to_numpy(), atol=1e-12)
+
+
+def test_micro_pools_pairs_and_macro_averages_labels(wh):
+    rows = wh.predictions("ml0").collect()
+    table = relcol.multilabel(wh, study="ml0").filter(pl.col("target") == "binary")
+    pc = table.filter(pl.col("mode") == "prediction_confidence")
+    micro = pc.filter(pl.col("average") == "micro").row(0, named=True)
+    expected = reference.metrics(rows["confidence"].to_numpy(), rows["correct"].to_numpy(), 15)
+    for metric in ("accuracy", "ece", "mce", "gap"):
+        assert micro[metric] == pytest.approx(expected[metric], abs=1e-12)
+    labels = pc.filter(pl.col("average") == "label")
+    macro = pc.filter(pl.col("average") == "macro").row(0, named=True)
+    for metric in ("ece", "abs_gap", "brier_top", "nll_top"):
+        assert macro[metric] == pytest.approx(labels[metric].mean(), abs=1e-12)
+    assert macro["n"] == micro["n"] == rows.height
+    # positive class: p against y, independently
+    p = np.where(rows["y_pred"] == 1, rows["confidence"], 1 - rows["confidence"])
+    positive = reference.metrics(p, rows["y_true"].to_numpy(), 15)
+    pos = table.filter((pl.col("mode") == "positive_class") & (pl.col("average") == "micro"))
+    assert pos["ece"][0] == pytest.approx(positive["ece"], abs=1e-12)
+    assert pos["brier_top"][0] == pytest.approx(micro["brier_top"], abs=1e-12)
+
+
+def test_the_positive_class_probability_comes_back_from_the_stored_confidence(wh):
+    frame = random_file(0)
+    pairs = multilabel_pairs(wh.predictions("ml0")).filter(pl.col("mode") == "positive_class")
+    got = pairs.sort("sample_id", "label").collect()["confidence"].to_numpy()
+    want = frame.sort("sample_id", "label")["probability"].to_numpy()
+    np.testing.assert_allclose(got, want, atol=1e-15)
+
+
+def test_agreement_replaces_the_target_and_equals_it_when_annotators_are_unanimous(tmp_path):
+    frame = random_file(3, agreement=False).with_columns(
+        y_pred=(pl.col("probability") >= 0.5).cast(pl.Int64)
+    )
+    unanimous = frame.with_columns(
+        agreement=(pl.col("y_pred") == pl.col("y_true")).cast(pl.Float64)
+    )
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(unanimous, wh, name="u", model="m")
+    table = relcol.multilabel(wh, study="u")
+    metrics = ["n", "accuracy", "mean_confidence", "ece", "mce", "brier_top", "nll_top"]
+    binary = table.filter(pl.col("target") == "binary").drop("target")
+    agreed = table.filter(pl.col("target") == "agreement").drop("target")
+    assert_frame_equal(binary.select(metrics), agreed.select(metrics), abs_tol=1e-12)
+
+
+def test_agreement_is_kept_in_the_annotations_side_table_keyed_like_the_long_table(wh):
+    joined = wh.sql(
+        "SELECT count(*) AS n, count(a.agreement) AS k FROM predictions p JOIN annotations a "
+        'USING (study, dataset, model, corruption, severity, seed, "repeat", sample_id, label) '
+        "WHERE p.study = 'ml0'"
+    )
+    assert joined.row(0) == (360, 360)
+    # existing views are untouched by it
+    assert wh.sql("SELECT count(*) AS n FROM calibration WHERE study = 'ml0'")["n"][0] == 3
+
+
+def test_several_probabilities_are_several_sources_each_with_its_own_prediction(wh):
+    table = relcol.multilabel(wh, study="two-scores")
+    assert set(table["model"]) == {"llm:sharp", "llm:soft"}
+    rows = wh.predictions("two-scores").collect()
+    soft = rows.filter(pl.col("model") == "llm:soft")
+    assert soft["confidence"].min() >= 0.5  # p in [.25, .75] → c = max(p, 1 − p)
+
+
+def test_polars_builders_match_without_the_warehouse(wh):
+    rows = wh.predictions("ml1").collect()
+    annotations = wh.sql("SELECT * FROM annotations WHERE study = 'ml1'")
+    table = multilabel_calibration(multilabel_pairs(rows, annotations)).collect()
+    api = relcol.multilabel(wh, study="ml1").drop("label_name")
+    assert_frame_equal(table, api)
+    # and the per-label binary rows are relcol.metrics' row-level ECE of the pairs
+    pairs = multilabel_pairs(rows).filter(pl.col("target") == "binary")
+    ece = (
+        pairs.group_by("mode", "label")
+        .agg(metrics.ece("confidence", "outcome", bins=15))
+        .sort("mode", "label")
+        .collect()
+    )
+    ours = table.filter((pl.col("average") == "label") & (pl.col("target") == "binary")).sort(
+        "mode", "label"
+    )
+    np.testing.assert_allclose(ours["ece"].to_numpy(), ece["ece"].to_numpy(), atol=1e-12)
+
+
+def test_the_report_of_a_multilabel_study_has_the_section_and_heatmap(wh, tmp_path):
+    result = relcol.report(wh, study="ml0", out=tmp_path / "r")
+    html = result.html.read_text()
+    assert '<section id="multilabel">' in html and "Per-label calibration" in html
+    assert "prediction confidence (c vs correct)" in html and "positive class" in html
+    assert html.count('aria-label="Label by confidence-bin heatmap') == 1
+    assert ">A<" in html or "A</" in html  # label names, not codes
+    for name in ("multilabel", "multilabel_bins"):
+        exported = pl.read_parquet(tmp_path / "r" / f"{name}.parquet")
+        assert "mode" in exported.columns and "label_name" in exported.columns
+
+
+def test_a_single_label_study_has_no_multilabel_table(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(
+        pl.DataFrame({"y_true": [0, 1], "y_pred": [0, 0], "confidence": [0.9, 0.8]}), wh, name="s"
+    )
+    assert relcol.multilabel(wh, study="s").is_empty()
+    assert "multilabel" not in relcol._api.report_tables(wh, "s")

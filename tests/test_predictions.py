@@ -1,0 +1,291 @@
+"""Predictions made elsewhere: every accepted shape of file, the rows they become, the record kept."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import polars as pl
+import pytest
+from click.testing import CliRunner
+from relcol.cli import main
+
+import relcol
+from relcol.data import read_predictions
+from relcol.errors import WarehouseError
+from relcol.store import ANNOTATIONS, KEY, PREDICTIONS
+from tests.test_store import checksums
+
+
+def spam_frame() -> pl.DataFrame:
+    """Three emails, classes by name, a probability per class and a second score."""
+    return pl.DataFrame(
+        {
+            "email": [10, 11, 12],
+            "truth": ["spam", "ham", "spam"],
+            "p_ham": [0.2, 0.7, 0.55],
+            "p_spam": [0.8, 0.3, 0.45],
+            "confidence:verbal": [0.9, 0.6, 0.5],
+        }
+    )
+
+
+@pytest.fixture
+def wh(tmp_path):
+    return relcol.open_warehouse(tmp_path / "wh")
+
+
+def test_a_probability_vector_gives_the_arg_max_and_its_probability():
+    read = read_predictions(
+        spam_frame(), columns={"y_true": "truth", "sample_id": "email"}, model="llm"
+    )
+    llm = read.rows.filter(pl.col("model") == "llm")
+    assert read.spec["classes"] == ["ham", "spam"]  # the p_ suffixes, in column order
+    assert llm["y_pred"].to_list() == [1, 0, 0]
+    assert llm["confidence"].to_list() == [0.8, 0.7, 0.55]
+    assert llm["correct"].to_list() == [True, True, False]
+    assert llm["proba"].to_list() == [
+        pytest.approx([0.2, 0.8]),
+        pytest.approx([0.7, 0.3]),
+        pytest.approx([0.55, 0.45]),
+    ]
+    assert llm["sample_id"].to_list() == [10, 11, 12]
+
+
+def test_several_scores_become_several_confidence_sources_with_one_prediction():
+    read = read_predictions(
+        spam_frame(), columns={"y_true": "truth", "sample_id": "email"}, model="llm"
+    )
+    assert read.sources == ("llm", "llm:verbal")
+    verbal = read.rows.filter(pl.col("model") == "llm:verbal")
+    assert verbal["confidence"].to_list() == [0.9, 0.6, 0.5]
+    assert verbal["y_pred"].to_list() == [1, 0, 0]  # the same prediction, another score
+    assert verbal["proba"].null_count() == 3
+    key = [k for k in KEY if k != "study"]
+    assert read.rows.select(key).unique().height == read.rows.height
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".parquet", ".jsonl"])
+def test_every_file_format_reads_to_the_same_rows(tmp_path, suffix):
+    frame = pl.DataFrame(
+        {
+            "y_true": [0, 2, 1, 1],
+            "y_pred": [0, 2, 2, 1],
+            "confidence": [0.9, 0.75, 0.5, 1.0],
+            "model": ["a", "a", "b", "b"],
+            "severity": [0.0, 0.0, 0.5, 0.5],
+        }
+    )
+    path = tmp_path / f"p{suffix}"
+    if suffix == ".csv":
+        frame.write_csv(path)
+    elif suffix == ".tsv":
+        frame.write_csv(path, separator="\t")
+    elif suffix == ".parquet":
+        frame.write_parquet(path)
+    else:
+        frame.write_ndjson(path)
+    read = read_predictions(path)
+    assert read.rows.height == 4 and read.sources == ("a", "b")
+    assert read.rows["dataset"].unique().to_list() == ["p"]  # the file's stem
+    assert read.rows["severity"].to_list() == [0.0, 0.0, 0.5, 0.5]
+    assert read.rows["correct"].to_list() == [True, True, False, True]
+    assert read.spec["format"] == {".csv": "csv", ".tsv": "tsv"}.get(suffix, suffix[1:])
+    assert read.spec["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_list_column_of_probabilities_reads_from_parquet_and_json_lines(tmp_path):
+    frame = pl.DataFrame({"y_true": [1, 0], "proba": [[0.25, 0.75], [0.6, 0.4]]})
+    for path in (tmp_path / "p.parquet", tmp_path / "p.jsonl"):
+        frame.write_parquet(path) if path.suffix == ".parquet" else frame.write_ndjson(path)
+        read = read_predictions(path)
+        assert read.rows["y_pred"].to_list() == [1, 0]
+        assert read.rows["confidence"].to_list() == [0.75, 0.6]
+        assert read.spec["classes"] == ["0", "1"]
+
+
+def test_the_defaults_for_keys_a_file_does_not_have():
+    read = read_predictions(
+        pl.DataFrame({"y_true": [3, 1], "y_pred": [3, 0], "confidence": [0.9, 0.6]})
+    )
+    row = read.rows.row(0, named=True)
+    assert (row["model"], row["corruption"], row["severity"], row["seed"], row["repeat"]) == (
+        "model",
+        "none",
+        0.0,
+        0,
+        0,
+    )
+    assert read.rows["sample_id"].to_list() == [0, 1]  # the row's position
+    assert read.rows["y_clean"].to_list() == read.rows["y_true"].to_list()
+    assert read.rows["label"].null_count() == 2
+    assert read.spec["classes"] == ["0", "1", "2", "3"]  # integer codes 0 … max
+    assert set(read.spec["defaults"]) >= {"corruption", "severity", "sample_id"}
+
+
+def test_text_labels_get_sorted_names_unless_classes_are_declared():
+    frame = pl.DataFrame({"y_true": ["b", "a"], "y_pred": ["b", "b"], "confidence": [0.9, 0.6]})
+    assert read_predictions(frame).spec["classes"] == ["a", "b"]
+    declared = read_predictions(frame, classes=["b", "c", "a"])
+    assert declared.spec["classes"] == ["b", "c", "a"]
+    assert declared.rows["y_true"].to_list() == [0, 2]
+    # --classes reorders the p_ columns into the declared order
+    vector = read_predictions(
+        pl.DataFrame({"y_true": ["x"], "p_x": [0.3], "p_y": [0.7]}), classes=["y", "x"]
+    )
+    assert vector.rows["proba"].to_list() == [pytest.approx([0.7, 0.3])]
+    assert vector.rows["y_pred"].to_list() == [0] and vector.rows["y_true"].to_list() == [1]
+
+
+def test_integer_codes_with_numbered_p_columns_keep_their_codes():
+    frame = pl.DataFrame({"y_true": [1, 0], "p_1": [0.9, 0.2], "p_0": [0.1, 0.8]})
+    read = read_predictions(frame)
+    assert read.spec["classes"] == ["0", "1"]
+    assert read.rows["y_pred"].to_list() == [1, 0]
+    assert read.rows["correct"].to_list() == [True, True]
+
+
+def test_a_stated_confidence_beside_a_vector_is_kept_when_it_agrees():
+    frame = pl.DataFrame(
+        {
+            "y_true": [0, 1],
+            "y_pred": [0, 1],
+            "confidence": [0.6004, 0.7],
+            "proba": [[0.6, 0.4], [0.3, 0.7]],
+        }
+    )
+    read = read_predictions(frame)
+    assert read.sources == ("model",)
+    assert read.rows["confidence"].to_list() == [0.6004, 0.7]
+
+
+def test_multilabel_rows_from_a_positive_class_probability():
+    frame = pl.DataFrame(
+        {
+            "sample_id": [0, 0, 1, 1],
+            "label": ["B", "A", "A", "B"],
+            "y_true": [True, False, False, True],
+            "probability": [0.9, 0.2, 0.5, 0.3],
+        }
+    )
+    read = read_predictions(frame, model="llm")
+    assert read.multilabel and read.spec["classes"] == ["A", "B"]
+    assert read.rows["label"].to_list() == [1, 0, 0, 1]
+    assert read.rows["y_pred"].to_list() == [1, 0, 1, 0]  # 1[p >= 0.5]
+    assert read.rows["confidence"].to_list() == pytest.approx([0.9, 0.8, 0.5, 0.7])
+    assert read.rows["correct"].to_list() == [True, True, False, False]
+
+
+def test_ingest_commits_rows_classes_annotations_and_a_run_record(wh, tmp_path):
+    path = tmp_path / "llm.csv"
+    spam_frame().with_columns(agreement=pl.Series([1.0, 0.5, 0.25])).write_csv(path)
+    result = relcol.ingest_predictions(
+        path, wh, name="email-llm", columns={"y_true": "truth", "sample_id": "email"}
+    )
+    assert (result.rows, result.cells, result.sources) == (6, 2, ("email-llm", "email-llm:verbal"))
+    frame = wh.predictions("email-llm").collect()
+    assert frame.schema == pl.Schema(PREDICTIONS) and frame.height == 6
+    names = wh.sql("SELECT code, name FROM classes WHERE study = 'email-llm' ORDER BY code")
+    assert names.rows() == [(0, "ham"), (1, "spam")]
+    annotations = wh.sql("SELECT * FROM annotations")
+    assert annotations.columns == list(ANNOTATIONS) and annotations.height == 6
+    assert sorted(annotations["agreement"].to_list()) == [0.25, 0.25, 0.5, 0.5, 1.0, 1.0]
+    run = wh.sql("SELECT * FROM runs").row(0, named=True)
+    assert run["kind"] == "predictions" and run["rows"] == 6 and run["cells"] == 2
+    spec = json.loads(run["spec"])
+    assert spec["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert spec["file"] == str(path) and spec["columns"]["y_true"] == "truth"
+    assert run["spec_hash"] == hashlib.sha256(run["spec"].encode()).hexdigest()
+    # the calibration view and the report see the new study
+    assert relcol.calibration(wh, study="email-llm").height == 2
+    assert relcol.calibration(wh, study="email-llm", engine="duckdb").height == 2
+
+
+def test_the_same_file_gives_byte_identical_files_and_reingesting_is_refused(tmp_path):
+    path = tmp_path / "p.parquet"
+    spam_frame().write_parquet(path)
+    kwargs = {"name": "llm", "columns": {"y_true": "truth"}}
+    a = relcol.open_warehouse(tmp_path / "a")
+    b = relcol.open_warehouse(tmp_path / "b")
+    first = relcol.ingest_predictions(path, a, **kwargs)
+    relcol.ingest_predictions(path, b, **kwargs)
+    parts = [
+        {k: v for k, v in checksums(w.root / "predictions").items() if "part-" in k} for w in (a, b)
+    ]
+    assert parts[0] == parts[1] != {}
+    before = checksums(a.root)
+    with pytest.raises(WarehouseError, match=r"already in warehouse .* --replace"):
+        relcol.ingest_predictions(path, a, **kwargs)
+    assert checksums(a.root) == before
+    second = relcol.ingest_predictions(path, a, replace=True, **kwargs)
+    assert second.run_id == first.run_id  # a content address
+    assert a.sql("SELECT count(*) AS n FROM predictions")["n"][0] == 6
+
+
+def test_the_cli_ingests_a_file_and_notes_the_columns_it_ignored(tmp_path):
+    path = tmp_path / "llm.csv"
+    spam_frame().with_columns(notes=pl.lit("x")).write_csv(path)
+    runner = CliRunner()
+    done = runner.invoke(
+        main,
+        [
+            "ingest",
+            "--predictions",
+            str(path),
+            "--warehouse",
+            str(tmp_path / "wh"),
+            "--column",
+            "y_true=truth",
+            "--column",
+            "sample_id=email",
+            "--model",
+            "llm",
+        ],
+    )
+    assert done.exit_code == 0, done.output
+    assert "wrote 6 rows in 2 cells of study 'llm'" in done.stdout
+    assert "llm, llm:verbal" in done.stdout and "2 classes" in done.stdout
+    assert "ignored columns 'notes'" in done.stderr
+    as_json = runner.invoke(
+        main,
+        [
+            "ingest",
+            "--predictions",
+            str(path),
+            "--warehouse",
+            str(tmp_path / "wh"),
+            "--name",
+            "x",
+            "--column",
+            "y_true=truth",
+            "--json",
+        ],
+    )
+    assert json.loads(as_json.stdout)["sources"] == ["x", "x:verbal"]
+
+
+def test_the_ingest_help_has_an_example_of_a_prediction_file():
+    done = CliRunner().invoke(main, ["ingest", "--help"])
+    assert done.exit_code == 0 and "--predictions" in done.stdout and "Examples" in done.stdout
+
+
+def test_a_dataframe_needs_a_name(wh):
+    with pytest.raises(relcol.RelcolError, match="name is required"):
+        relcol.ingest_predictions(spam_frame(), wh)
+
+
+def test_sample_ids_and_probabilities_survive_unchanged():
+    rng = np.random.default_rng(0)
+    raw = rng.dirichlet(np.ones(4), size=50)
+    frame = pl.DataFrame(
+        {
+            "y_true": rng.integers(0, 4, 50),
+            "sample_id": rng.choice(10**12, size=50, replace=False),
+            "proba": raw,
+        }
+    )
+    read = read_predictions(frame)
+    assert read.rows["sample_id"].to_list() == frame["sample_id"].to_list()
+    np.testing.assert_array_equal(read.rows["confidence"].to_numpy(), raw.max(axis=1))
+    np.testing.assert_array_equal(read.rows["y_pred"].to_numpy(), raw.argmax(axis=1))
