@@ -1,0 +1,178 @@
+"""The report's consistency and robustness-scorecard sections (METRICS.md §7–§8).
+
+Formatting only: every number shown is a column of the ``consistency`` and ``scorecard``
+tables that ``relcol.metrics.consistency`` and ``relcol.analysis.scorecard`` computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+
+import polars as pl
+from great_tables import GT
+
+from relcol.analysis._frames import require_columns, sort_by_appearance
+from relcol.report._tables import table_html
+
+_AXES = {"seed": "across training seeds", "repeat": "across corruption repeats"}
+_PER = {"seed": "training seeds per repeat", "repeat": "corruption repeats per seed"}
+_SCORES = {
+    "stability": "stability S",
+    "resilience": "resilience R",
+    "resilience_chance": "R, chance-corrected",
+    "reliability": "reliability L",
+    "robustness": "robustness",
+    "mean_ce": "mCE",
+    "mean_relative_ce": "relative mCE",
+    "mean_cce": "mCCE",
+    "mean_relative_cce": "relative mCCE",
+}
+
+
+def consistency_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
+    """The HTML sections for the ``consistency`` and ``scorecard`` tables that are present
+    (an empty string when neither is); other keywords of the report's section list are ignored."""
+    sections = []
+    table = tables.get("consistency")
+    if table is not None and not table.is_empty():
+        require_columns(
+            table,
+            ("dataset", "model", "corruption", "severity", "axis", "replicates", "accuracy",
+             "consistently_correct", "churn"),
+            "consistency",
+        )  # fmt: skip
+        sections.append(
+            _section("consistency", "Consistency across seeds and repeats", _consistency(table))
+        )
+    card = tables.get("scorecard")
+    if card is not None and not card.is_empty():
+        require_columns(card, ("dataset", "model", *_SCORES, "weights", "baseline"), "scorecard")
+        sections.append(_section("scorecard", "Robustness scorecard", _scorecard(card)))
+    return "\n".join(sections)
+
+
+def _section(anchor: str, heading: str, body: str) -> str:
+    return f'<section id="{anchor}">\n<h2>{escape(heading)}</h2>\n{body}\n</section>'
+
+
+def _consistency(table: pl.DataFrame) -> str:
+    axes = [a for a in _AXES if a in set(table["axis"])]
+    replicates = "; ".join(
+        f"{_span(table.filter(pl.col('axis') == a)['replicates'])} {_PER[a]}" for a in axes
+    )
+    intro = (
+        "<p>Mean accuracy of the replicates beside the share of test samples that <em>every</em> "
+        "replicate got right (consistently correct), and churn, the share of samples on which two "
+        f"replicates predict different classes (1 − PA, averaged over replicate pairs); here "
+        f"{escape(replicates)}. A model can be 80 % accurate in every run and still get a "
+        "different fifth wrong each time: then accuracy stays high while the consistently "
+        "correct share falls. At severity 0 every corruption is the identity, so the repeats of "
+        "a seed hold the same predictions and churn across repeats is 0 there by construction.</p>"
+    )
+    wide = _by_axis(table, axes)
+    several = table["study"].n_unique() > 1 if "study" in table.columns else False
+    parts = [intro]
+    for index, model in enumerate(wide["model"].unique(maintain_order=True)):
+        part = wide.filter(pl.col("model") == model)
+        parts.append(table_html(_model_table(part, model, index, axes, several)))
+    return "\n".join(parts)
+
+
+def _by_axis(table: pl.DataFrame, axes: list[str]) -> pl.DataFrame:
+    """One row per cell, the per-axis columns side by side (accuracy from the first axis)."""
+    keys = [
+        k
+        for k in ("study", "dataset", "model", "corruption", "severity", "label")
+        if k in table.columns
+    ]
+    first = table.filter(pl.col("axis") == axes[0]).select(*keys, "accuracy")
+    wide = first
+    for axis in axes:
+        wide = wide.join(
+            table.filter(pl.col("axis") == axis).select(
+                *keys,
+                pl.col("consistently_correct").alias(f"consistently_correct_{axis}"),
+                pl.col("churn").alias(f"churn_{axis}"),
+            ),
+            on=keys,
+            how="left",
+            nulls_equal=True,
+        )
+    order = [k for k in ("study", "dataset", "model", "corruption") if k in keys]
+    rest = [k for k in ("label", "severity") if k in keys]
+    return sort_by_appearance(wide, order, *rest)
+
+
+def _model_table(frame: pl.DataFrame, model: str, index: int, axes: list[str], several: bool) -> GT:
+    """One model's table; ``index`` numbers the tables (an HTML id; model names may hold ':')."""
+    group = (["study"] if several else []) + ["dataset", "corruption"]
+    if "label" in frame.columns and frame["label"].null_count() < frame.height:
+        group.append("label")
+    shown = frame.with_columns(
+        __group=pl.concat_str([pl.col(c).cast(pl.String) for c in group], separator=" / ")
+    ).drop([c for c in ("study", "dataset", "model", "corruption", "label") if c in frame.columns])
+    gt = (
+        GT(shown, rowname_col="severity", groupname_col="__group", id=f"relcol-consistency-{index}")
+        .tab_header(
+            title=f"Consistency: {model}", subtitle="accuracy vs consistently correct share; churn"
+        )
+        .tab_stubhead("d")
+        .cols_label(accuracy="mean accuracy")
+        .fmt_number("severity", decimals=2)
+        .fmt_number([c for c in shown.columns if c not in ("severity", "__group")], decimals=3)
+        .sub_missing(missing_text="–")
+    )
+    for axis in axes:
+        cols = [f"consistently_correct_{axis}", f"churn_{axis}"]
+        gt = gt.cols_label(**{cols[0]: "consistently correct", cols[1]: "churn"}).tab_spanner(
+            _AXES[axis], columns=cols
+        )
+    return gt
+
+
+def _scorecard(card: pl.DataFrame) -> str:
+    several = "study" in card.columns and card["study"].n_unique() > 1
+    group = (["study"] if several else []) + ["dataset"]
+    if "label" in card.columns and card["label"].null_count() < card.height:
+        group.append("label")
+    shown = card.select(
+        __group=pl.concat_str([pl.col(c).cast(pl.String) for c in group], separator=" / "),
+        model="model",
+        **{c: c for c in _SCORES},
+    )
+    weights = card["weights"][0]
+    baseline = card["baseline"][0]
+    notes = (
+        [n for n in card["note"].unique(maintain_order=True).to_list() if n]
+        if "note" in card.columns
+        else []
+    )
+    gt = (
+        GT(shown, rowname_col="model", groupname_col="__group", id="relcol-scorecard")
+        .tab_header(
+            title="Robustness scorecard",
+            subtitle=f"robustness = weighted mean of S, R, L ({weights}); CE against {baseline}",
+        )
+        .tab_stubhead("model")
+        .cols_label(**_SCORES)
+        .tab_spanner("stress tests", columns=list(_SCORES)[:5])
+        .tab_spanner(f"corruption error vs {baseline}", columns=list(_SCORES)[5:])
+        .fmt_number(list(_SCORES), decimals=3)
+        .sub_missing(missing_text="–")
+        .tab_source_note(
+            "S: share of (sample, seed, repeat) whose prediction under Gaussian noise of 0.05 "
+            "training SDs equals the clean one. R = min(acc(0.1 SD)/acc(0), 1); chance-corrected "
+            "(acc − 1/K)/(acc₀ − 1/K) clipped to [0, 1]. L = 1 − clean ECE. mCE: mean over "
+            "corruptions of Σ_d err / Σ_d err of the baseline (d > 0); relative: err − clean err; "
+            "mCCE: the same with ECE. Below 1 is better than the baseline."
+        )
+    )
+    for note in notes:
+        gt = gt.tab_source_note(f"Missing values: {note}.")
+    return table_html(gt)
+
+
+def _span(values: pl.Series) -> str:
+    low, high = values.min(), values.max()
+    return f"{low}" if low == high else f"{low}–{high}"

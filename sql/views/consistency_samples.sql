@@ -1,0 +1,14 @@
+-- consistency_samples: samplewise consistency of every test sample, per cell and axis
+--   (METRICS.md §7): which samples flip, and how often.
+-- Grain: one row per cell (study, dataset, model, corruption, severity, label) × axis × sample.
+-- Columns: the cell key, axis, sample_id, y_clean, replicates, strata, accuracy,
+--   consistently_correct, always_wrong, flipping, distinct_classes, prediction_entropy, ec_g,
+--   ec_acc, pa (see sql/macros/consistency_samples.sql).
+-- Inputs: view predictions; macro consistency_samples.
+-- Parameters: none.
+CREATE OR REPLACE VIEW consistency_samples AS
+SELECT
+    study, dataset, model, corruption, severity, label, axis, sample_id, y_clean, replicates,
+    strata, accuracy, consistently_correct, always_wrong, flipping, distinct_classes,
+    prediction_entropy, ec_g, ec_acc, pa
+FROM consistency_samples('predictions');

@@ -1,0 +1,162 @@
+"""The robustness scorecard (METRICS.md §8, seeds/002): each number by hand on tiny frames,
+null with a reason where the study lacks what it needs, and the report's sections."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+import pytest
+
+from relcol.analysis._scorecard import corruption_error, scorecard, stability
+from relcol.errors import ColumnNotFoundError, ParameterError
+from relcol.metrics import calibration
+from relcol.report import render_html
+from relcol.report._consistency_section import consistency_section
+from tests.test_consistency import long_rows
+
+
+def noise_rows(model: str, clean: list[int], noisy: dict[float, list[int]], y: list[int]):
+    """One model on 4 samples, 2 seeds x 2 repeats: the clean predictions at d = 0 (the same
+    for every repeat) and ``noisy[d]`` at each d (the same for every seed and repeat)."""
+    parts = []
+    for d, preds in {0.0: clean, **noisy}.items():
+        for seed in (0, 1):
+            for repeat in (0, 1):
+                parts.append(
+                    long_rows(
+                        model=model, corruption="gaussian_noise", severity=d, seed=[seed] * 4,
+                        repeat=[repeat] * 4, y_true=y, y_pred=preds, confidence=0.75,
+                    )
+                )  # fmt: skip
+    return pl.concat(parts)
+
+
+Y = [0, 1, 2, 2]
+
+
+@pytest.fixture(scope="module")
+def study() -> pl.DataFrame:
+    base = noise_rows(
+        "logistic_regression", [0, 1, 2, 0], {0.05: [0, 1, 2, 0], 0.1: [0, 1, 0, 0]}, Y
+    )
+    other = noise_rows("mlp", [0, 1, 2, 2], {0.05: [0, 1, 1, 2], 0.1: [0, 1, 1, 1]}, Y)
+    return pl.concat([base, other])
+
+
+def test_stability_is_agreement_with_the_clean_prediction(study):
+    out = {r["model"]: r for r in stability(study).iter_rows(named=True)}
+    assert out["logistic_regression"]["stability"] == 1.0
+    assert out["mlp"]["stability"] == 0.75  # sample 2 flips at 0.05 SD
+    assert out["mlp"]["pairs"] == 4 * 2 * 2  # samples x seeds x repeats
+
+
+def test_each_score_by_hand(study):
+    cal = calibration(study).collect()
+    card = {r["model"]: r for r in scorecard(cal, study).iter_rows(named=True)}
+    mlp = card["mlp"]
+    assert mlp["classes"] == 3
+    assert mlp["resilience"] == pytest.approx(0.5 / 1.0)  # acc 2/4 at 0.1 SD vs 4/4 clean
+    assert mlp["resilience_chance"] == pytest.approx((0.5 - 1 / 3) / (1 - 1 / 3))
+    assert mlp["reliability"] == pytest.approx(1 - 0.25)  # confidence 0.75, all right
+    assert mlp["robustness"] == pytest.approx(0.4 * 0.75 + 0.3 * 0.5 + 0.3 * 0.75)
+    base = card["logistic_regression"]
+    assert base["resilience"] == pytest.approx(0.5 / 0.75)
+    assert base["mean_ce"] == 1.0 and base["mean_cce"] == 1.0
+    # CE: Σ_d err / Σ_d err_base over d in {0.05, 0.1}: mlp (1/4 + 2/4) vs base (1/4 + 2/4)
+    assert mlp["mean_ce"] == pytest.approx((0.25 + 0.5) / (0.25 + 0.5))
+    # relative: (err − clean err): mlp (0.25 + 0.5 − 0) vs base (0 + 0.25)
+    assert mlp["mean_relative_ce"] == pytest.approx(0.75 / 0.25)
+    assert mlp["note"] is None
+    assert mlp["weights"] == "stability 0.4 · resilience 0.3 · reliability 0.3"
+
+
+def test_weights_are_configurable_and_shown(study):
+    cal = calibration(study).collect()
+    weights = {"stability": 1.0, "resilience": 0.0, "reliability": 1.0}
+    row = scorecard(cal, study, weights=weights).filter(pl.col("model") == "mlp").row(0, named=True)
+    assert row["robustness"] == pytest.approx((0.75 + 0.75) / 2)
+    assert row["weights"] == "stability 1 · resilience 0 · reliability 1"
+    for bad in ({"stability": 1.0}, {"stability": -1, "resilience": 1, "reliability": 1}):
+        with pytest.raises(ParameterError, match="weights must"):
+            scorecard(cal, study, weights=bad)
+
+
+def test_a_study_without_the_noise_levels_gets_nulls_and_reasons(study):
+    no_noise = study.with_columns(corruption=pl.lit("mcar"))
+    cal = calibration(no_noise).collect()
+    card = scorecard(cal, no_noise)
+    assert card["stability"].is_null().all() and card["resilience"].is_null().all()
+    assert card["robustness"].is_null().all() and card["reliability"].is_not_null().all()
+    assert "no gaussian_noise corruption" in card["note"][0]
+    only_clean = study.filter(pl.col("severity") != 0.1)
+    card = scorecard(calibration(only_clean).collect(), only_clean)
+    assert card["stability"].is_not_null().all() and card["resilience"].is_null().all()
+    assert "no gaussian_noise at d = 0.1: no resilience" in card["note"][0]
+
+
+def test_a_missing_baseline_leaves_corruption_errors_null(study):
+    cal = calibration(study).collect()
+    card = scorecard(cal, study, baseline="resnet")
+    assert card["mean_ce"].is_null().all()
+    assert "baseline model 'resnet' is not in the study" in card["note"][0]
+    assert card["robustness"].is_not_null().all()
+
+
+def test_chance_corrected_resilience_is_null_at_or_below_chance():
+    rows = noise_rows("m", [0, 0, 0, 0], {0.05: [0, 0, 0, 0], 0.1: [0, 0, 0, 0]}, [0, 1, 2, 2])
+    row = scorecard(calibration(rows).collect(), rows).row(0, named=True)
+    assert row["resilience"] == 1.0 and row["resilience_chance"] is None  # acc 1/4 < 1/3
+    assert "at or below chance" in row["note"]
+
+
+def test_corruption_error_per_corruption_and_relative_nulls_when_the_baseline_does_not_degrade(
+    study,
+):
+    cal = calibration(study).collect()
+    flat = cal.with_columns(
+        accuracy=pl.when(pl.col("model") == "logistic_regression")
+        .then(0.75)
+        .otherwise(pl.col("accuracy"))
+    )
+    ce = corruption_error(flat).filter(pl.col("model") == "mlp").row(0, named=True)
+    assert ce["severities"] == 2 and ce["relative_ce"] is None
+    assert ce["ce"] == pytest.approx((0.25 + 0.5) / (0.25 + 0.25))
+    with pytest.raises(ColumnNotFoundError, match="ece"):
+        corruption_error(cal.drop("ece"))
+
+
+def test_the_default_study_has_the_scorecards_noise_levels():
+    from relcol.study import load_study
+
+    study = load_study(None)
+    noise = [c for c in study.corruptions if c.name == "gaussian_noise"]
+    assert noise and {0.0, 0.05, 0.1} <= set(noise[0].severities)
+    assert "logistic_regression" in {m.name for m in study.models}
+    assert len(study.seeds) >= 2 and study.repeats >= 2  # both consistency axes
+
+
+# The report ------------------------------------------------------------------------------------
+
+
+def test_report_sections_show_consistency_per_model_and_the_scorecard(study, tmp_path):
+    from relcol.metrics import consistency
+
+    cal = calibration(study).collect()
+    tables = {
+        "calibration": cal,
+        "consistency": consistency(study).collect(),
+        "scorecard": scorecard(cal, study),
+    }
+    html = consistency_section(tables, bins=15)
+    consistency_html, scorecard_html = html.split('<section id="scorecard">')
+    assert 'id="consistency"' in consistency_html and "Consistency: mlp" in consistency_html
+    assert "across training seeds" in consistency_html
+    assert "across corruption repeats" in consistency_html
+    assert "relative mCE" in scorecard_html
+    page = render_html(tables, meta={"bins": 15})
+    assert (
+        page.index('id="consistency"') < page.index('id="scorecard"') < page.index('id="methods"')
+    )
+    assert consistency_section({"calibration": cal}) == ""
+    assert math.isfinite(tables["scorecard"]["robustness"][0])
