@@ -1,8 +1,11 @@
-"""Calibration metrics: numpy reference, Polars row-level and fast paths, DuckDB SQL.
+"""Every metric of METRICS.md §2–§5 on every engine: numpy reference, Polars row-level and
+fast paths, DuckDB SQL.
 
-Every metric in ``relcol.metrics.REGISTRY`` goes through the same checks: agreement with
-``tests/reference.py``, the two Polars paths and the SQL view agreeing to 1e-9, row-order
-invariance, and the edge cases of METRICS.md §2 on every engine.
+Every metric of those families in ``relcol.metrics.REGISTRY`` goes through the same checks:
+agreement with ``tests/reference.py``, the two Polars paths and the SQL views agreeing to
+1e-9, row-order invariance, and the edge cases (empty cell, one row, all correct, all wrong,
+confidences exactly 0, 1 and on bin edges) on every engine. Hand-worked examples and
+scikit-learn agreement are in ``test_metrics_hand.py``, laws in ``test_metrics_laws.py``.
 """
 
 from __future__ import annotations
@@ -29,13 +32,22 @@ from relcol.metrics import (
     calibration_bins,
     ece,
     mce,
+    metric_tables,
 )
+from relcol.metrics._bins import _bin_index_of_float32
 from relcol.store import CELL, PREDICTIONS, connect_frame, init_script, sql_text
 from tests import reference
 
 TOL = 1e-9
 KEYS = list(CELL)
-METRIC_COLUMNS = list(REGISTRY)
+#: The metric families of METRICS.md §2–§5 (other families have their own tests).
+FAMILIES = ("basics", "calibration", "proper scores", "discrimination", "selective")
+OURS = {name: metric for name, metric in REGISTRY.items() if metric.kind in FAMILIES}
+METRIC_COLUMNS = list(OURS)
+TABLES = ("calibration", "discrimination", "selective")
+TABLE_OF = {name: metric.view for name, metric in OURS.items()}
+#: Table-only metrics (no row-level builder): the ECE₀ family.
+TABLE_ONLY = [name for name, metric in OURS.items() if metric.expr is None]
 BIN_COLUMNS = [
     "bin",
     "bin_lower",
@@ -45,6 +57,13 @@ BIN_COLUMNS = [
     "sum_correct",
     "mean_confidence",
     "accuracy",
+]
+ALL_BIN_COLUMNS = [
+    "binning",
+    *BIN_COLUMNS,
+    "sum_confidence_sq",
+    "sum_confidence_correct",
+    "sum_nll_top",
 ]
 
 
@@ -83,6 +102,17 @@ def _column(value, n: int):
     return pl.Series([value] * n)
 
 
+def dirichlet(rng: np.random.Generator, n: int, classes: int) -> list[list[float]]:
+    """n probability vectors (as float32 values), some with an entry exactly 0 or 1 and some
+    with entries on (the Float32 nearest to) bin edges m/15 and m/25."""
+    vectors = rng.dirichlet(np.full(classes, 0.7), n).astype(np.float32)
+    vectors[::17] = 0.0
+    vectors[::17, 0] = 1.0
+    edges = np.r_[np.arange(16) / 15, np.arange(26) / 25].astype(np.float32)
+    vectors[5::13, 1] = rng.choice(edges, len(vectors[5::13]))
+    return vectors.tolist()
+
+
 @pytest.fixture(scope="module")
 def rows() -> pl.DataFrame:
     """~24k rows over 72 cells: 2 studies (one multi-label), models, corruptions, severities;
@@ -103,6 +133,9 @@ def rows() -> pl.DataFrame:
     label = [
         int(x) if s == "multi" else None for s, x in zip(study, rng.integers(0, 2, n), strict=True)
     ]
+    # vectors for the single-label study; the multi-label one has none (proba metrics null)
+    vectors = dirichlet(rng, n, 3)
+    proba = [v if s == "single" else None for s, v in zip(study, vectors, strict=True)]
     return long_table(
         confidence,
         rng.random(n) < np.clip(confidence + rng.normal(-0.05, 0.1, n), 0, 1),
@@ -112,7 +145,11 @@ def rows() -> pl.DataFrame:
         corruption=rng.choice(["mcar", "label_noise"], n),
         severity=rng.choice([0.0, 0.25], n),
         label=label,
-        sample_id=np.arange(n),
+        sample_id=rng.integers(0, 2000, n),  # with seed, repeat unique within a cell
+        seed=np.arange(n) % 7,
+        repeat=np.arange(n) // 7,
+        proba=proba,
+        y_true=rng.integers(0, 3, n),
     )
 
 
@@ -120,20 +157,45 @@ def rows() -> pl.DataFrame:
 
 
 def polars_fast(frame: pl.DataFrame, bins: int, workdir: Path) -> pl.DataFrame:
-    return calibration(frame, CELL, bins=bins).collect()
+    tables = metric_tables(frame, CELL, bins=bins)
+    return wide(pl.collect_all([tables[name] for name in TABLES]))
 
 
 def polars_rows(frame: pl.DataFrame, bins: int, workdir: Path) -> pl.DataFrame:
-    exprs = [metric.build(bins=bins) for metric in REGISTRY.values()]
-    return frame.group_by(KEYS).agg(exprs).sort(KEYS, nulls_last=True)
+    exprs = [metric.build(bins=bins) for metric in OURS.values() if metric.expr is not None]
+    rows = frame.group_by(KEYS).agg(exprs)
+    # the ECE₀ family has no row-level builder: from the fast path
+    simulated = calibration(frame, CELL, bins=bins).select(*KEYS, *TABLE_ONLY).collect()
+    joined = rows.join(simulated, on=KEYS, how="left", nulls_equal=True)
+    return joined.select(*KEYS, *METRIC_COLUMNS).sort(KEYS, nulls_last=True)
 
 
 def duckdb_view(frame: pl.DataFrame, bins: int, workdir: Path) -> pl.DataFrame:
     con = connect_frame(workdir, frame, bins=bins)
     try:
-        return con.sql(f"SELECT {', '.join(KEYS + METRIC_COLUMNS)} FROM calibration").pl()
+        return wide([con.sql(f"SELECT * FROM {name}").pl() for name in TABLES])
     finally:
         con.close()
+
+
+def wide(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """The calibration, discrimination and selective tables side by side, one row per cell."""
+    out = frames[0]
+    for name, frame in zip(TABLES[1:], frames[1:], strict=True):
+        own = [c for c in METRIC_COLUMNS if TABLE_OF[c] == name]
+        out = out.join(frame.select(*KEYS, *own), on=KEYS, how="left", nulls_equal=True)
+    return out.select(*KEYS, *METRIC_COLUMNS).sort(KEYS, nulls_last=True)
+
+
+def reference_table(frame: pl.DataFrame, bins: int, draws: int = 100) -> pl.DataFrame:
+    """The numpy reference of every metric, side by side as ``wide`` gives them."""
+    return wide(
+        [
+            reference.calibration(frame, KEYS, bins, draws=draws, full=True),
+            reference.discrimination(frame, KEYS),
+            reference.selective(frame, KEYS, 0.8, 0.05),
+        ]
+    )
 
 
 ENGINES = {"polars": polars_fast, "polars_rows": polars_rows, "duckdb": duckdb_view}
@@ -141,15 +203,21 @@ ENGINES = {"polars": polars_fast, "polars_rows": polars_rows, "duckdb": duckdb_v
 
 @pytest.fixture(params=list(ENGINES))
 def engine(request, tmp_path):
-    """``engine(frame, bins)``: the calibration table by one engine, sorted by cell."""
+    """``engine(frame, bins)``: every metric of every cell by one engine, sorted by cell."""
     run = ENGINES[request.param]
-    return lambda frame, bins=15: run(frame, bins, tmp_path).sort(KEYS, nulls_last=True)
+    return lambda frame, bins=15: run(frame, bins, tmp_path)
 
 
-def sql_bins(frame: pl.DataFrame, bins: int, workdir: Path) -> pl.DataFrame:
+def sql_bins(
+    frame: pl.DataFrame, bins: int, workdir: Path, binning: str | None = "width"
+) -> pl.DataFrame:
+    """The view ``calibration_bins`` (one binning, or both with ``binning=None``)."""
     con = connect_frame(workdir, frame, bins=bins)
     try:
-        return con.sql("SELECT * FROM calibration_bins").pl()
+        where = "" if binning is None else "WHERE binning = ?"
+        return con.sql(
+            f"SELECT * FROM calibration_bins {where}", params=[binning] if binning else None
+        ).pl()
     finally:
         con.close()
 
@@ -213,6 +281,25 @@ def test_bin_index_puts_every_edge_in_the_lower_bin_both_engines(bins):
     np.testing.assert_array_equal(next(iter(sql.values())), expected)
 
 
+@pytest.mark.parametrize("bins", [*range(1, 51), 97, 1000, 4096])
+def test_float32_shortcut_gives_every_float32_near_an_edge_the_exact_bin(bins):
+    # the probability entries are Float32: max(⌈p·M⌉ − 1, 0) is the exact bin for them
+    values = []
+    for edge in np.arange(bins + 1, dtype=np.float64) / bins:
+        for start in (np.float32(edge), np.float32(np.nextafter(edge, 2.0))):
+            below = above = start
+            values.append(start)
+            for _ in range(3):
+                below = np.nextafter(below, np.float32(-1.0))
+                above = np.nextafter(above, np.float32(2.0))
+                values += [below, above]
+    values = np.unique(np.array(values, dtype=np.float32))
+    values = values[(values >= 0) & (values <= 1)]
+    frame = pl.DataFrame({"p": values})
+    fast = frame.select(_bin_index_of_float32(pl.col("p"), bins)).to_series().to_numpy()
+    np.testing.assert_array_equal(fast, reference.bin_searchsorted(values.astype(np.float64), bins))
+
+
 def test_bin_index_named_bin_in_int64_with_zero_and_one_at_the_ends():
     out = pl.DataFrame({"confidence": [0.0, 1e-300, 1 / 15, 0.5, 1.0]}).select(bin_index())
     assert out.schema == pl.Schema({"bin": pl.Int64})
@@ -222,29 +309,101 @@ def test_bin_index_named_bin_in_int64_with_zero_and_one_at_the_ends():
 # Reference agreement, both Polars paths, SQL -----------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def references(rows):
+    """``references(bins)``: the numpy reference table of ``rows``, computed once per bins."""
+    cache = {}
+    return lambda bins: cache.setdefault(bins, reference_table(rows, bins))
+
+
+@pytest.fixture(scope="module")
+def at_25_bins(rows, tmp_path_factory):
+    """Every table of ``rows`` at M = 25 by the Polars fast path and by the SQL views."""
+    frames = pl.collect_all(metric_tables(rows, bins=25)[t] for t in TABLES)
+    polars = dict(zip(TABLES, frames, strict=True))
+    con = connect_frame(tmp_path_factory.mktemp("views"), rows, bins=25)
+    sql = {name: con.sql(f"SELECT * FROM {name}").pl() for name in TABLES}
+    con.close()
+    return polars, sql
+
+
 @pytest.mark.parametrize("bins", [1, 15, 25])
-def test_every_engine_matches_the_numpy_reference(rows, engine, bins):
-    assert_close(engine(rows, bins), reference.calibration(rows, KEYS, bins))
+def test_every_engine_matches_the_numpy_reference(rows, engine, references, bins):
+    assert_close(engine(rows, bins), references(bins))
 
 
-@pytest.mark.parametrize("name", list(REGISTRY))
-def test_registry_metric_fast_path_equals_row_level_equals_sql(rows, tmp_path, name):
+def test_registry_compute_is_the_table_column():
+    frame = long_table([0.2, 0.6, 0.6, 0.9], [False, True, False, True])
+    frames = pl.collect_all(metric_tables(frame, bins=4)[t] for t in TABLES)
+    tables = dict(zip(TABLES, frames, strict=True))
+    for metric in OURS.values():
+        computed = metric.compute(frame, CELL, bins=4).collect()
+        assert_close(computed, tables[metric.view].select(*KEYS, metric.column))
+
+
+@pytest.mark.parametrize("name", METRIC_COLUMNS)
+def test_registry_metric_fast_path_equals_row_level_equals_sql(rows, at_25_bins, name):
     metric = REGISTRY[name]
-    fast = metric.compute(rows, CELL, bins=25).collect().sort(KEYS, nulls_last=True)
-    row_level = rows.group_by(KEYS).agg(metric.build(bins=25)).sort(KEYS, nulls_last=True)
-    con = connect_frame(tmp_path, rows, bins=25)
-    sql = con.sql(f'SELECT {", ".join(KEYS)}, "{metric.column}" AS "{name}" FROM "{metric.view}"')
-    assert_close(fast, row_level)
-    assert_close(fast, sql.pl().sort(KEYS, nulls_last=True))
+    polars, sql = at_25_bins
+    fast = polars[metric.view].select(*KEYS, pl.col(metric.column).alias(name))
+    assert_close(fast, sql[metric.view].select(*KEYS, pl.col(metric.column).alias(name)))
+    if metric.expr is not None:
+        row_level = rows.group_by(KEYS).agg(metric.build(bins=25)).sort(KEYS, nulls_last=True)
+        assert_close(fast, row_level)
     assert fast.height == 72 and fast["label"].null_count() == 24  # null label: one cell
+    if metric.needs_proba:  # the multi-label study has no vectors: null, not an error
+        by_study = fast.group_by("study").agg(pl.col(name).null_count(), pl.len())
+        counts = {r["study"]: (r[name], r["len"]) for r in by_study.iter_rows(named=True)}
+        assert counts["multi"][0] == counts["multi"][1] and counts["single"][0] == 0
+    else:
+        assert fast[name].null_count() < fast.height
+
+
+def test_every_metric_of_the_registry_is_in_its_view_and_table(tmp_path):
+    con = connect_frame(tmp_path, long_table([0.5], [True]))
+    for name, metric in OURS.items():
+        assert name in con.sql(f'SELECT * FROM "{metric.view}"').columns
+        assert name in metric.table(long_table([0.5], [True])).collect_schema().names()
 
 
 @pytest.mark.parametrize("bins", [1, 15, 25])
 def test_calibration_bins_matches_reference_and_sql(rows, tmp_path, bins):
-    polars = calibration_bins(rows, CELL, bins=bins).collect()
-    assert polars.columns == [*KEYS, *BIN_COLUMNS]
-    assert_close(polars, reference.calibration_bins(rows, KEYS, bins))
-    assert_close(polars, sql_bins(rows, bins, tmp_path))
+    width = calibration_bins(rows, CELL, bins=bins).collect()
+    assert width.columns == [*KEYS, *ALL_BIN_COLUMNS]
+    assert (width["binning"] == "width").all()
+    assert_close(width.select(*KEYS, *BIN_COLUMNS), reference.calibration_bins(rows, KEYS, bins))
+    mass = calibration_bins(rows, CELL, bins=bins, binning="mass").collect()
+    both = pl.concat([mass, width]).sort([*KEYS, "binning", "bin"], nulls_last=True)
+    assert_close(both, sql_bins(rows, bins, tmp_path, binning=None))
+    # each binning holds every row once; the sums of the two agree
+    for table in (mass, width):
+        assert table["n"].sum() == rows.height
+    assert math.isclose(mass["sum_correct"].sum(), width["sum_correct"].sum())
+
+
+@pytest.mark.parametrize("bins", [1, 7, 15, 25])
+def test_equal_mass_bins_match_the_reference_assignment(rows, tmp_path, bins):
+    # bin ⌊r·M/n⌋ of the rank r by (confidence, sample_id, seed, repeat), in both engines
+    expected = []
+    for key, group in rows.partition_by(KEYS, as_dict=True).items():
+        tiebreak = [group[k].to_numpy() for k in ("sample_id", "seed", "repeat")]
+        b = reference.mass_bins(group["confidence"].to_numpy(), tiebreak, bins)
+        for m in np.unique(b):
+            inside = b == m
+            expected.append(
+                dict(zip(KEYS, key, strict=True))
+                | {
+                    "bin": int(m),
+                    "n": int(inside.sum()),
+                    "sum_correct": float(group["correct"].to_numpy()[inside].sum()),
+                }
+            )
+    expected = pl.DataFrame(expected, schema_overrides={k: rows.schema[k] for k in KEYS})
+    expected = expected.sort([*KEYS, "bin"], nulls_last=True)
+    polars = calibration_bins(rows, bins=bins, binning="mass").collect()
+    sql = sql_bins(rows, bins, tmp_path, binning="mass")
+    for table in (polars, sql):
+        assert_close(table.select(*KEYS, "bin", "n", "sum_correct"), expected)
 
 
 def test_metrics_are_invariant_to_row_order(rows, engine):
@@ -252,9 +411,23 @@ def test_metrics_are_invariant_to_row_order(rows, engine):
     assert_close(engine(shuffled, 15), engine(rows, 15))
 
 
-def test_calibration_bins_are_invariant_to_row_order(rows):
+@pytest.mark.parametrize("binning", ["width", "mass"])
+def test_calibration_bins_are_invariant_to_row_order(rows, binning):
     shuffled = rows.sample(fraction=1.0, shuffle=True, seed=7)
-    assert_close(calibration_bins(shuffled).collect(), calibration_bins(rows).collect())
+    assert_close(
+        calibration_bins(shuffled, binning=binning).collect(),
+        calibration_bins(rows, binning=binning).collect(),
+    )
+
+
+def test_the_other_tables_are_invariant_to_row_order(rows):
+    shuffled = rows.sample(fraction=1.0, shuffle=True, seed=7)
+    for frame_a, frame_b in zip(
+        pl.collect_all(metric_tables(shuffled).values()),
+        pl.collect_all(metric_tables(rows).values()),
+        strict=True,
+    ):
+        assert_close(frame_a, frame_b)
 
 
 def duckdb_shell() -> str | None:
@@ -273,24 +446,35 @@ def test_the_duckdb_shell_computes_the_same_numbers(rows, tmp_path):
     # the shell may be an older DuckDB than the Python package: the SQL must run on both
     connect_frame(tmp_path, rows, bins=25).close()
     sources = {path.stem: [str(path)] for path in sorted(tmp_path.glob("*.parquet"))}
-    query = "SELECT n, ece, mce FROM calibration ORDER BY ALL;"
-    shell = subprocess.run(
-        [duckdb_shell(), "-csv", "-noheader"],
-        input=init_script(sources, bins=25) + query,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    got = np.loadtxt(shell.stdout.splitlines(), delimiter=",")
-    expected = calibration(rows, bins=25).select("n", "ece", "mce").sort(pl.all()).collect()
-    np.testing.assert_allclose(got, expected.to_numpy(), rtol=0, atol=TOL)
+    tables = metric_tables(rows, bins=25)
+    queries = {
+        "calibration": ["n", "ece", "ace", "rmsce", "ece_null", "ece_pvalue", "brier_top"],
+        "discrimination": ["n", "auroc", "aupr_success", "aupr_error", "point_biserial"],
+        "selective": ["n", "aurc", "aurc_optimal", "risk_at_coverage", "coverage_at_risk"],
+        "selective_curve": ["threshold", "accepted", "coverage", "risk"],
+        "calibration_bins": ["bin", "n", "bin_lower", "bin_upper", "sum_correct"],
+    }
+    for view, columns in queries.items():
+        query = f"SELECT {', '.join(columns)} FROM {view} ORDER BY ALL;"
+        shell = subprocess.run(
+            [duckdb_shell(), "-csv", "-noheader"],
+            input=init_script(sources, bins=25) + query,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        got = np.loadtxt(shell.stdout.splitlines(), delimiter=",")
+        expected = tables[view].select(columns).sort(pl.all()).collect()
+        np.testing.assert_allclose(got, expected.to_numpy(), rtol=0, atol=TOL)
 
 
 def test_sql_macros_take_bins_without_reconnecting(rows, tmp_path):
     con = connect_frame(tmp_path, rows, bins=15)
-    by_macro = con.sql("SELECT * FROM calibration(bins := 7)").pl()
-    assert_close(by_macro, calibration(rows, bins=7).collect())
-    assert con.execute("SELECT max(bin) FROM calibration_bins(bins := 7)").fetchone() == (6,)
+    by_macro = con.sql("SELECT * FROM calibration(bins := 7, draws := 20)").pl()
+    assert_close(by_macro, calibration(rows, bins=7, draws=20).collect())
+    assert con.sql("SELECT max(bin) FROM calibration_bins(bins := 7)").fetchall() == [(6,)]
+    mass = con.sql("SELECT * FROM calibration_bins(bins := 7, binning := 'mass')").pl()
+    assert_close(mass, calibration_bins(rows, bins=7, binning="mass").collect())
 
 
 # Edge cases, on every engine ------------------------------------------------------------------
@@ -342,19 +526,90 @@ def test_confidence_on_every_edge_lands_in_the_lower_bin(tmp_path, bins):
         assert table["mean_confidence"][0] == edges[1] / 2
 
 
+def assert_cell(cell: dict, expected: dict) -> None:
+    """Each expected value (None: null) to 1e-12."""
+    for name, value in expected.items():
+        if value is None:
+            assert cell[name] is None, name
+        else:
+            assert cell[name] == pytest.approx(value, abs=1e-12), name
+
+
 def test_confidence_exactly_zero_and_one(engine):
     frame = long_table([0.0, 0.0, 1.0, 1.0], [False, True, True, True])
     cell = one_cell(engine(frame, 15))
     # bin 0: conf 0, acc 1/2; bin 14: conf 1, acc 1 → ECE = (2·.5 + 2·0)/4, MCE = .5
     assert (cell["ece"], cell["mce"], cell["gap"]) == pytest.approx((0.25, 0.5, -0.25), abs=1e-12)
+    log_eps = -math.log(1e-15)  # c = 0 and right: −log(1e−15); the rest ≈ 1e−15 each
+    assert_cell(
+        cell,
+        {
+            "ace": 0.25,  # 4 rows, 15 equal-mass bins: one row each
+            "rmsce": math.sqrt(0.125),
+            "ece_debiased": 0.0,  # bin 0: .5² − .5·.5/1 = 0
+            "brier_top": 0.25,
+            "brier_reliability": 0.125,
+            "brier_resolution": 0.0625,  # ā = .75: ½(.5 − .75)² + ½(1 − .75)²
+            "brier_uncertainty": 0.1875,
+            "brier_within": 0.0,
+            "nll_top": (log_eps + 3 * -math.log1p(-1e-15)) / 4,
+            "auroc": 2.5 / 3,  # right {0, 1, 1} vs wrong {0}: ½ + 1 + 1
+            "aupr_success": 2 / 3 + 1 / 3 * 0.75,
+            "aupr_error": 0.5,
+            "fpr_at_95tpr": 1.0,  # all three right rows need t = 0
+            "cohens_d": None,  # one wrong row
+            "point_biserial": 0.125 / (0.5 * math.sqrt(0.1875)),
+            "aurc": 0.125,  # 2 rows at risk 0, 2 at risk 1/4
+            "aurc_optimal": 0.0625,  # the fourth row at risk 1/4
+            "e_aurc": 0.0625,
+            "risk_at_coverage": 0.25,
+            "coverage_at_risk": 0.5,
+            "brier": None,  # no probability vectors
+            "nll": None,
+            "classwise_ece": None,
+        },
+    )
 
 
 @pytest.mark.parametrize("correct", [False, True])
 def test_single_row(engine, correct):
     cell = one_cell(engine(long_table([0.7], [correct]), 15))
-    error = abs(float(correct) - 0.7)
-    assert cell["n"] == 1 and cell["accuracy"] == float(correct)
+    z = float(correct)
+    error = abs(z - 0.7)
+    assert cell["n"] == 1 and cell["accuracy"] == z
     assert (cell["ece"], cell["mce"], cell["abs_gap"]) == pytest.approx((error,) * 3, abs=1e-12)
+    assert_cell(
+        cell,
+        {
+            "ace": error,
+            "rmsce": error,
+            "ece_debiased": 0.0,  # a bin of one row adds nothing
+            "brier_top": error**2,
+            "brier_reliability": error**2,
+            "brier_resolution": 0.0,
+            "brier_uncertainty": 0.0,
+            "brier_within": 0.0,
+            "nll_top": -math.log(0.7 if correct else 0.3),
+            "auroc": None,
+            "aupr_success": 1.0 if correct else None,
+            "aupr_error": None if correct else 1.0,
+            "fpr_at_95tpr": None,
+            "cohens_d": None,
+            "point_biserial": None,
+            "aurc": 1 - z,
+            "aurc_optimal": 1 - z,
+            "e_aurc": 0.0,
+            "risk_at_coverage": 1 - z,
+            "coverage_at_risk": z,
+        },
+    )
+    # ECE₀: Z ~ Bernoulli(.7) gives ECE .3 or .7, mean 2·.7·.3 = .42 (100 draws)
+    assert 0.36 < cell["ece_null"] < 0.48
+    assert cell["ece_excess"] == pytest.approx(error - cell["ece_null"], abs=1e-12)
+    if correct:  # every draw has ECE ≥ .3
+        assert cell["ece_pvalue"] == 1.0
+    else:  # only draws with Z = 0 reach .7
+        assert 0.15 < cell["ece_pvalue"] < 0.45
 
 
 def test_all_correct(engine):
@@ -365,6 +620,26 @@ def test_all_correct(engine):
     assert cell["ece"] == pytest.approx(1 - np.mean(confidence), abs=1e-12)
     assert cell["gap"] == pytest.approx(np.mean(confidence) - 1, abs=1e-12)
     assert cell["mce"] == pytest.approx(0.95, abs=1e-12)
+    assert_cell(
+        cell,
+        {
+            "ace": 1 - np.mean(confidence),
+            "brier_top": np.mean((1 - np.array(confidence)) ** 2),
+            "brier_uncertainty": 0.0,
+            "brier_resolution": 0.0,
+            "auroc": None,
+            "aupr_success": 1.0,
+            "aupr_error": None,
+            "fpr_at_95tpr": None,
+            "cohens_d": None,
+            "point_biserial": None,
+            "aurc": 0.0,
+            "aurc_optimal": 0.0,
+            "e_aurc": 0.0,
+            "risk_at_coverage": 0.0,
+            "coverage_at_risk": 1.0,
+        },
+    )
 
 
 def test_all_wrong(engine):
@@ -374,6 +649,27 @@ def test_all_wrong(engine):
     assert cell["accuracy"] == 0.0
     assert (cell["ece"], cell["gap"]) == pytest.approx((np.mean(confidence),) * 2, abs=1e-12)
     assert cell["mce"] == pytest.approx(1.0, abs=1e-12)
+    assert_cell(
+        cell,
+        {
+            "ace": np.mean(confidence),
+            "brier_top": np.mean(np.array(confidence) ** 2),
+            "brier_uncertainty": 0.0,
+            "auroc": None,
+            "aupr_success": None,
+            "aupr_error": 1.0,
+            "fpr_at_95tpr": None,
+            "cohens_d": None,
+            "point_biserial": None,
+            "aurc": 1.0,
+            "aurc_optimal": 1.0,
+            "e_aurc": 0.0,
+            "risk_at_coverage": 1.0,
+            "coverage_at_risk": 0.0,
+        },
+    )
+    # c = 1 and wrong costs −log(1e−15), not infinity
+    assert math.isfinite(cell["nll_top"]) and cell["nll_top"] > -math.log(1e-15) / 5
 
 
 def test_one_bin_makes_ece_and_mce_the_absolute_gap(rows, engine):
@@ -397,6 +693,16 @@ def test_empty_frame_gives_empty_bins_with_the_full_schema(tmp_path):
     assert polars.height == 0
     assert polars.schema == sql_bins(frame, 15, tmp_path).schema
     assert polars.schema["bin"] == pl.Int64 and polars.schema["n"] == pl.Int64
+
+
+def test_empty_frame_gives_every_table_empty_with_the_sql_schema(tmp_path):
+    frame = long_table([], [])
+    con = connect_frame(tmp_path, frame)
+    for name, table in metric_tables(frame).items():
+        polars = table.collect()
+        sql = con.sql(f"SELECT * FROM {name}").pl()
+        assert polars.height == sql.height == 0
+        assert polars.schema == sql.schema, name
 
 
 def test_whole_frame_as_one_group_and_a_single_key():
@@ -436,10 +742,13 @@ def test_sql_refuses_bins_below_one(tmp_path):
 
 def test_missing_column_is_named():
     frame = pl.DataFrame({"model": ["a"], "score": [0.5], "correct": [True]})
-    with pytest.raises(ColumnNotFoundError, match=r"'confidence' not found; available: 'model'"):
+    with pytest.raises(
+        ColumnNotFoundError, match=r"'confidence', .* not found; available: 'model'"
+    ):
         calibration(frame, "model")
-    out = calibration(frame, "model", confidence="score").collect()
+    out = calibration(frame, "model", confidence="score", proba=None, order=()).collect()
     assert out["mean_confidence"].to_list() == [0.5]
+    assert out["brier"].to_list() == [None]  # no vector: null, not an error
 
 
 # Laws ---------------------------------------------------------------------------------------------
@@ -450,7 +759,7 @@ confidences = st.one_of(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     data=st.lists(st.tuples(confidences, st.booleans()), min_size=1, max_size=60),
     bins=st.integers(1, 40),
@@ -459,9 +768,36 @@ def test_ece_bounded_by_mce_and_gap(data, bins):
     frame = pl.DataFrame(
         data, schema={"confidence": pl.Float64, "correct": pl.Boolean}, orient="row"
     )
-    cell = calibration(frame, (), bins=bins).collect().row(0, named=True)
+    table = calibration(frame, (), bins=bins, draws=5, proba=None, order=())
+    cell = table.collect().row(0, named=True)
     slack = 1e-12
     assert 0.0 <= cell["ece"] <= cell["mce"] + slack
     assert cell["mce"] <= 1.0
     assert abs(cell["gap"]) <= cell["ece"] + slack
     assert math.isclose(cell["ece"], frame.select(ece(bins=bins)).item(), abs_tol=slack)
+
+
+# Docstring examples --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "relcol.metrics",
+        "relcol.metrics._bins",
+        "relcol.metrics._calibration",
+        "relcol.metrics._discrimination",
+        "relcol.metrics._proba",
+        "relcol.metrics._random",
+        "relcol.metrics._scores",
+        "relcol.metrics._selective",
+        "relcol.metrics._statistics",
+        "relcol.metrics._tables",
+    ],
+)
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0 and result.attempted > 0

@@ -1,10 +1,13 @@
 """Metrics as Polars expression builders (METRICS.md); their SQL twins live in ``sql/``.
 
 Builders are pure: they return ``pl.Expr`` or ``pl.LazyFrame`` and never read, write or
-collect. Row-level builders (``ece()``) work inside any ``group_by().agg()``; the fast
-path (``calibration()``) aggregates rows once into per-bin sums (``calibration_bins()``)
-and derives every number from those. ``REGISTRY`` lists every metric with the Polars and
-SQL code that computes it.
+collect. Row-level builders (``ece()``, ``auroc()``, ``aurc()``) work inside any
+``group_by().agg()``; the fast paths (``calibration()``, ``discrimination()``,
+``selective()``, ``selective_curve()``, all at once with ``metric_tables()``) aggregate rows
+once into sufficient statistics (per-bin sums, ``calibration_bins()``; counts per distinct
+confidence level) and derive every number from those. ``REGISTRY`` lists every metric with
+the Polars and SQL code that computes it. ``uniform()`` is the counter-based generator the
+two engines share.
 
 >>> import polars as pl
 >>> from relcol.metrics import accuracy, ece, gap
@@ -16,16 +19,18 @@ SQL code that computes it.
 from __future__ import annotations
 
 from relcol.errors import ParameterError
-from relcol.metrics._bins import bin_index, calibration_bins
+from relcol.metrics._bins import ORDER, bin_index, mass_bin_index
 from relcol.metrics._calibration import (
     abs_gap,
     abs_gap_from_bins,
     accuracy,
     accuracy_from_bins,
-    calibration,
+    ace,
     count,
     count_from_bins,
     ece,
+    ece_debiased,
+    ece_debiased_from_bins,
     ece_from_bins,
     gap,
     gap_from_bins,
@@ -33,10 +38,74 @@ from relcol.metrics._calibration import (
     mce_from_bins,
     mean_confidence,
     mean_confidence_from_bins,
+    rmsce,
+    rmsce_from_bins,
 )
+from relcol.metrics._consistency import (
+    always_wrong,
+    churn_from_counts,
+    consistency,
+    consistency_counts,
+    consistency_pairs,
+    consistency_samples,
+    consistently_correct,
+    distinct_classes_from_counts,
+    ec_acc_from_counts,
+    ec_acc_from_pairs,
+    ec_corr_from_pairs,
+    ec_g_from_counts,
+    ec_g_from_pairs,
+    ec_l_from_pairs,
+    ec_l_pooled_from_counts,
+    flipping,
+    kappa_error_from_pairs,
+    pa_from_counts,
+    pa_from_pairs,
+    pa_kappa_from_pairs,
+    pa_v_from_pairs,
+    prediction_entropy_from_counts,
+)
+from relcol.metrics._discrimination import (
+    aupr_error,
+    aupr_success,
+    auroc,
+    cohens_d,
+    discrimination,
+    fpr_at_95tpr,
+    point_biserial,
+)
+from relcol.metrics._proba import brier, classwise_ece, nll, proba_entropy, proba_margin
+from relcol.metrics._random import hash32, normal, stream_key, uniform
 from relcol.metrics._registry import REGISTRY, Metric
+from relcol.metrics._scores import (
+    brier_reliability,
+    brier_reliability_from_bins,
+    brier_resolution,
+    brier_resolution_from_bins,
+    brier_top,
+    brier_top_from_bins,
+    brier_uncertainty,
+    brier_uncertainty_from_bins,
+    brier_within,
+    brier_within_from_bins,
+    nll_top,
+    nll_top_from_bins,
+)
+from relcol.metrics._selective import (
+    aurc,
+    aurc_optimal,
+    coverage_at_risk,
+    e_aurc,
+    harmonic,
+    risk_at_coverage,
+    selective,
+    selective_curve,
+)
+from relcol.metrics._statistics import calibration_bins
+from relcol.metrics._tables import calibration, metric_tables
 
 __all__ = [
+    "ORDER",
     "REGISTRY",
     "Metric",
     "ParameterError",
@@ -44,17 +113,82 @@ __all__ = [
     "abs_gap_from_bins",
     "accuracy",
     "accuracy_from_bins",
+    "ace",
+    "always_wrong",
+    "aupr_error",
+    "aupr_success",
+    "aurc",
+    "aurc_optimal",
+    "auroc",
     "bin_index",
+    "brier",
+    "brier_reliability",
+    "brier_reliability_from_bins",
+    "brier_resolution",
+    "brier_resolution_from_bins",
+    "brier_top",
+    "brier_top_from_bins",
+    "brier_uncertainty",
+    "brier_uncertainty_from_bins",
+    "brier_within",
+    "brier_within_from_bins",
     "calibration",
     "calibration_bins",
+    "churn_from_counts",
+    "classwise_ece",
+    "cohens_d",
+    "consistency",
+    "consistency_counts",
+    "consistency_pairs",
+    "consistency_samples",
+    "consistently_correct",
     "count",
     "count_from_bins",
+    "coverage_at_risk",
+    "discrimination",
+    "distinct_classes_from_counts",
+    "e_aurc",
+    "ec_acc_from_counts",
+    "ec_acc_from_pairs",
+    "ec_corr_from_pairs",
+    "ec_g_from_counts",
+    "ec_g_from_pairs",
+    "ec_l_from_pairs",
+    "ec_l_pooled_from_counts",
     "ece",
+    "ece_debiased",
+    "ece_debiased_from_bins",
     "ece_from_bins",
+    "flipping",
+    "fpr_at_95tpr",
     "gap",
     "gap_from_bins",
+    "harmonic",
+    "hash32",
+    "kappa_error_from_pairs",
+    "mass_bin_index",
     "mce",
     "mce_from_bins",
     "mean_confidence",
     "mean_confidence_from_bins",
+    "metric_tables",
+    "nll",
+    "nll_top",
+    "nll_top_from_bins",
+    "normal",
+    "pa_from_counts",
+    "pa_from_pairs",
+    "pa_kappa_from_pairs",
+    "pa_v_from_pairs",
+    "point_biserial",
+    "prediction_entropy_from_counts",
+    "proba_entropy",
+    "proba_margin",
+    "risk_at_coverage",
+    "rmsce",
+    "rmsce_from_bins",
+    "selective",
+    "selective_curve",
+    "stream_key",
+    "uniform",
 ]

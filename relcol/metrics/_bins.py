@@ -1,22 +1,27 @@
-"""Equal-width calibration bins and their sufficient statistics (METRICS.md §2, DESIGN.md §7).
+"""Calibration bins: equal-width and equal-mass (METRICS.md §2).
 
-Bin m of M is (m/M, (m+1)/M]; the first bin is [0, 1/M] and a confidence of exactly 1.0
-lands in the last: bin(c) = max(⌈c·M⌉ − 1, 0). The SQL twin is ``sql/macros/bin_index.sql``
-and ``sql/macros/calibration_bins.sql``.
+**Equal width.** Bin m of M is (m/M, (m+1)/M]; the first bin is [0, 1/M] and a confidence
+of exactly 1.0 lands in the last: bin(c) = max(⌈c·M⌉ − 1, 0). The SQL twin is
+``sql/macros/bin_index.sql``.
 
-Every calibration number is a function of three sums per group × bin (n, Σc, Σz), so the
-report scans the rows once into this small frame and derives ECE, MCE, the gap and later
-their bootstrap replicates from it.
+**Equal mass.** Within a group, rows are ordered by (confidence, sample_id, seed, repeat)
+and the row of 0-based rank r of n gets bin ⌊r·M/n⌋, so tied confidences are split
+deterministically and both engines assign every row the same bin. The SQL twin is the
+``'mass'`` branch of ``sql/macros/calibration_bins.sql``.
+
+The per-bin sums built on these (``calibration_bins``) are in ``_statistics.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import polars as pl
 
-from relcol.metrics._params import check_bins, check_columns, check_keys
-from relcol.store import CELL
+from relcol.metrics._params import check_bins
+
+#: The columns that order rows for equal-mass bins after the confidence (METRICS.md §2).
+ORDER = ("sample_id", "seed", "repeat")
 
 
 def bin_index(confidence: str = "confidence", *, bins: int = 15) -> pl.Expr:
@@ -49,8 +54,40 @@ def bin_index(confidence: str = "confidence", *, bins: int = 15) -> pl.Expr:
     return _bin_index(confidence, check_bins(bins))
 
 
-def _bin_index(confidence: str, bins: int) -> pl.Expr:
-    c = pl.col(confidence).cast(pl.Float64)
+def mass_bin_index(
+    confidence: str = "confidence", order: Sequence[str] = ORDER, *, bins: int = 15
+) -> pl.Expr:
+    """The 0-based equal-mass bin of each row within its group, named ``bin`` (Int64).
+
+    Rows are ranked by ``confidence`` and then by ``order`` (ties split by those columns);
+    the row of 0-based rank r among n gets ⌊r·M/n⌋. Use it with ``.over(keys)`` to bin
+    within groups; the bins hold ⌊n/M⌋ or ⌈n/M⌉ rows, and with n < M some are empty.
+
+    Parameters
+    ----------
+    confidence
+        Column holding the stated confidence.
+    order
+        Columns that break ties in confidence (default ``sample_id``, ``seed``,
+        ``repeat``: unique within a cell). With ``()``, tied rows are split in row order.
+    bins
+        Number of bins M, an int >= 1.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import mass_bin_index
+    >>> rows = pl.DataFrame({"confidence": [0.9, 0.5, 0.5, 0.7], "sample_id": [0, 2, 1, 3]})
+    >>> rows.select(mass_bin_index(order=["sample_id"], bins=2))["bin"].to_list()
+    [1, 0, 0, 1]
+    """
+    bins = check_bins(bins)
+    rank = pl.arg_sort_by([confidence, *order]).arg_sort().cast(pl.Int64)
+    return (rank * bins // pl.len()).alias("bin")
+
+
+def _bin_index(confidence: str | pl.Expr, bins: int) -> pl.Expr:
+    c = (pl.col(confidence) if isinstance(confidence, str) else confidence).cast(pl.Float64)
     # upper = ⌈c·M⌉ is the index of the bin's upper edge, but the float product can land one
     # off an exact edge; comparing c with the float edges (upper−1)/M and upper/M settles it,
     # so the bin is exactly the number of inner edges k/M (as floats) strictly below c.
@@ -59,6 +96,20 @@ def _bin_index(confidence: str, bins: int) -> pl.Expr:
     above_lower = (c > _per_bins(upper - 1, bins)).cast(pl.Float64)
     above_upper = (c > _per_bins(upper, bins)).cast(pl.Float64)
     return (upper - 2 + above_lower + above_upper).clip(lower_bound=0).cast(pl.Int64).alias("bin")
+
+
+def _bin_index_of_float32(value: pl.Expr, bins: int) -> pl.Expr:
+    """``_bin_index`` of Float32 values (the long table's probability entries), faster.
+
+    For a Float32 value p and M < 2^24, p·M is exact in Float64 (24 + 24 significant bits),
+    so ⌈p·M⌉ is exact; and no Float32 value lies between k/M and its Float64 rounding (for
+    non-dyadic k/M the rounding needs 29 trailing zero bits, which the period of k/M in
+    binary cannot give for M < 2^24). So max(⌈p·M⌉ − 1, 0) is the convention's bin exactly,
+    without the edge comparisons; a test checks every Float32 next to every edge. The SQL
+    side takes the same shortcut for FLOAT values.
+    """
+    upper = (value.cast(pl.Float64) * bins).ceil().clip(1, bins)
+    return (upper - 1).cast(pl.Int64).alias("bin")
 
 
 def _per_bins(k: pl.Expr, bins: int) -> pl.Expr:
@@ -71,76 +122,3 @@ def _per_bins(k: pl.Expr, bins: int) -> pl.Expr:
     """
     k = k.cast(pl.Float64)
     return k / (k * 0 + bins)
-
-
-def calibration_bins(
-    frame: pl.DataFrame | pl.LazyFrame,
-    by: str | Iterable[str] = CELL,
-    *,
-    bins: int = 15,
-    confidence: str = "confidence",
-    correct: str = "correct",
-) -> pl.LazyFrame:
-    """Per-bin sufficient statistics: one row per group × non-empty equal-width bin.
-
-    Parameters
-    ----------
-    frame
-        Prediction rows (the long table or any frame with the named columns).
-    by
-        Grouping columns, passed through; default the cell key. A null ``label`` (the
-        single-label case) forms one group, as in SQL ``GROUP BY``.
-    bins
-        Number of bins M, an int >= 1.
-    confidence, correct
-        Columns holding the confidence (float) and whether the prediction is right (bool).
-
-    Returns
-    -------
-    pl.LazyFrame
-        ``by`` columns, then ``bin`` (0-based, Int64), ``bin_lower`` = bin/M,
-        ``bin_upper`` = (bin+1)/M, ``n`` (Int64), ``sum_confidence``, ``sum_correct``,
-        ``mean_confidence``, ``accuracy`` (Float64); sorted by ``by`` and ``bin``, nulls last.
-        The SQL view ``calibration_bins`` has the same columns.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from relcol.metrics import calibration_bins
-    >>> rows = pl.DataFrame({"model": "a", "confidence": [0.3, 0.5, 0.9], "correct": [False, True, True]})
-    >>> calibration_bins(rows, "model", bins=2).collect().select("bin", "n", "accuracy").rows()
-    [(0, 2, 0.5), (1, 1, 1.0)]
-    """
-    bins = check_bins(bins)
-    keys = check_keys(by)
-    lazy = frame.lazy()
-    check_columns("calibration_bins", lazy, [*keys, confidence, correct])
-    return _bin_statistics(lazy, keys, bins, confidence, correct).sort(
-        [*keys, "bin"], nulls_last=True
-    )
-
-
-def _bin_statistics(
-    frame: pl.LazyFrame, keys: list[str], bins: int, confidence: str, correct: str
-) -> pl.LazyFrame:
-    """``calibration_bins`` without the checks and the final sort."""
-    n, sum_c, sum_z = pl.col("n"), pl.col("sum_confidence"), pl.col("sum_correct")
-    return (
-        frame.group_by([*keys, _bin_index(confidence, bins)])
-        .agg(
-            n=pl.len().cast(pl.Int64),
-            sum_confidence=pl.col(confidence).cast(pl.Float64).sum(),
-            sum_correct=pl.col(correct).cast(pl.Float64).sum(),
-        )
-        .select(
-            *keys,
-            "bin",
-            bin_lower=_per_bins(pl.col("bin"), bins),
-            bin_upper=_per_bins(pl.col("bin") + 1, bins),
-            n=n,
-            sum_confidence=sum_c,
-            sum_correct=sum_z,
-            mean_confidence=sum_c / n,
-            accuracy=sum_z / n,
-        )
-    )

@@ -1,4 +1,5 @@
-"""Calibration: accuracy, mean confidence, the gap Δ, ECE and MCE (METRICS.md §2).
+"""Calibration: accuracy, mean confidence, the gap Δ, ECE, ACE, MCE, RMSCE and Kumar's
+debiased estimate (METRICS.md §2).
 
 Each metric is written twice on purpose, for two grains:
 
@@ -6,20 +7,22 @@ Each metric is written twice on purpose, for two grains:
 - a **bin-level** builder (``ece_from_bins()``) that aggregates the rows of a
   ``calibration_bins`` frame, used by ``calibration()``, the fast path the report takes
   (one scan into per-bin sums, then a few thousand rows; several times faster than the
-  row-level ECE, whose per-bin means need a window over the rows).
+  row-level ECE, whose per-bin means need a window over the rows). ``ece_from_bins`` is
+  the one ECE formula of the fast path: ACE, the classwise ECE and every ECE₀ draw use it.
 
-Tests hold the two to the same numbers. The SQL twin is ``sql/macros/calibration.sql``.
+Tests hold the two to the same numbers. The SQL twin is ``sql/macros/calibration.sql``, with
+``sql/macros/ece_from_bins.sql``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import polars as pl
 
-from relcol.metrics._bins import _bin_index, _bin_statistics
-from relcol.metrics._params import check_bins, check_columns, check_keys
-from relcol.store import CELL
+from relcol.metrics._bins import ORDER, _bin_index
+from relcol.metrics._params import check_bins
+from relcol.metrics._runs import run_totals
 
 # Row-level builders: over prediction rows --------------------------------------------------
 
@@ -140,10 +143,96 @@ def mce(confidence: str = "confidence", correct: str = "correct", *, bins: int =
     return _row_bin_gaps(confidence, correct, check_bins(bins)).max().alias("mce")
 
 
+def ace(
+    confidence: str = "confidence",
+    correct: str = "correct",
+    order: Sequence[str] = ORDER,
+    *,
+    bins: int = 15,
+) -> pl.Expr:
+    """Adaptive calibration error: ECE on equal-mass bins, named ``ace``.
+
+    Rows are ordered by ``confidence`` and then ``order`` (ties split by those columns) and
+    the row of rank r among n is in bin ⌊r·M/n⌋ (``mass_bin_index``).
+
+    Parameters
+    ----------
+    confidence, correct
+        Columns holding the confidence (float) and whether the prediction is right (bool).
+    order
+        Tie-breaking columns (default ``sample_id``, ``seed``, ``repeat``).
+    bins
+        Number of bins M, an int >= 1.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import ace
+    >>> rows = pl.DataFrame({"confidence": [0.2, 0.6, 0.6], "correct": [True, False, True], "sample_id": [3, 1, 2]})
+    >>> round(rows.select(ace(order=["sample_id"], bins=2)).item(), 12)  # bins {.2, .6₁}, {.6₂}
+    0.2
+    """
+    bins = check_bins(bins)
+    by = [confidence, *order]
+    error = (pl.col(correct).cast(pl.Float64) - pl.col(confidence).cast(pl.Float64)).sort_by(by)
+    mass_bin = pl.int_range(pl.len(), dtype=pl.Int64) * bins // pl.len()
+    return (run_totals(error, mass_bin).abs().sum() / pl.len()).alias("ace")
+
+
+def rmsce(confidence: str = "confidence", correct: str = "correct", *, bins: int = 15) -> pl.Expr:
+    """Root-mean-square calibration error √(Σₘ (nₘ/n)(accₘ − confₘ)²), named ``rmsce``.
+
+    Equal-width bins; the square root of ``brier_reliability``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import rmsce
+    >>> rows = pl.DataFrame({"confidence": [0.3, 0.5, 0.9], "correct": [False, True, True]})
+    >>> round(rows.select(rmsce(bins=2)).item(), 12)  # √((2·.01 + .01)/3)
+    0.1
+    """
+    bin_gap = _row_bin_errors(confidence, correct, check_bins(bins))
+    return (bin_gap * bin_gap).mean().sqrt().alias("rmsce")
+
+
+def ece_debiased(
+    confidence: str = "confidence", correct: str = "correct", *, bins: int = 15
+) -> pl.Expr:
+    """Kumar, Liang & Ma's debiased calibration error on equal-width bins, ``ece_debiased``.
+
+    √max(Σₘ (nₘ/n)[(accₘ − confₘ)² − accₘ(1 − accₘ)/(nₘ − 1)], 0): the squared gap of each
+    bin minus the sampling variance of its accuracy. As in their reference code, a bin of a
+    single row contributes 0 (its variance cannot be estimated).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import ece_debiased
+    >>> rows = pl.DataFrame({"confidence": [0.5, 0.5, 0.5, 0.5], "correct": [True, True, True, False]})
+    >>> round(rows.select(ece_debiased(bins=1)).item(), 12)  # √(.25² − .75·.25/3)
+    0.0
+    """
+    bins = check_bins(bins)
+    c, z = pl.col(confidence).cast(pl.Float64), pl.col(correct).cast(pl.Float64)
+    key = _bin_index(confidence, bins)
+    gap = (z - c).mean().over(key)
+    accuracy = z.mean().over(key)
+    size = pl.len().cast(pl.Float64).over(key)
+    term = gap * gap - accuracy * (1 - accuracy) / (size - 1)
+    per_row = pl.when(size >= 2).then(term).otherwise(0.0)
+    return per_row.mean().clip(lower_bound=0.0).sqrt().alias("ece_debiased")
+
+
 def _row_bin_gaps(confidence: str, correct: str, bins: int) -> pl.Expr:
     """Per row, |accₘ − confₘ| of the row's bin m; its row mean is ECE, its max MCE."""
+    return _row_bin_errors(confidence, correct, bins).abs()
+
+
+def _row_bin_errors(confidence: str, correct: str, bins: int) -> pl.Expr:
+    """Per row, accₘ − confₘ of the row's equal-width bin m."""
     z_minus_c = pl.col(correct).cast(pl.Float64) - pl.col(confidence).cast(pl.Float64)
-    return z_minus_c.mean().over(_bin_index(confidence, bins)).abs()
+    return z_minus_c.mean().over(_bin_index(confidence, bins))
 
 
 # Bin-level builders: over the rows of a calibration_bins frame -----------------------------
@@ -181,11 +270,20 @@ def abs_gap_from_bins(
 
 
 def ece_from_bins(
-    n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
+    n: str = "n",
+    sum_confidence: str | pl.Expr = "sum_confidence",
+    sum_correct: str | pl.Expr = "sum_correct",
 ) -> pl.Expr:
-    """``ece`` from per-bin sums: Σₘ |Σz − Σc| / Σₘ nₘ = Σₘ (nₘ/n)·|accₘ − confₘ|."""
-    bin_error = (pl.col(sum_correct) - pl.col(sum_confidence)).abs()
+    """``ece`` from per-bin sums: Σₘ |Σz − Σc| / Σₘ nₘ = Σₘ (nₘ/n)·|accₘ − confₘ|.
+
+    The sums are column names or expressions (a simulated Σz, an error sum Σz − Σc with
+    Σc = 0): the one ECE formula of the fast path."""
+    bin_error = (_col(sum_correct) - _col(sum_confidence)).abs()
     return (bin_error.sum() / pl.col(n).sum()).alias("ece")
+
+
+def _col(name: str | pl.Expr) -> pl.Expr:
+    return pl.col(name) if isinstance(name, str) else name
 
 
 def mce_from_bins(
@@ -196,68 +294,21 @@ def mce_from_bins(
     return bin_gap.max().alias("mce")
 
 
-# The fast path -------------------------------------------------------------------------------
+def rmsce_from_bins(
+    n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
+) -> pl.Expr:
+    """``rmsce`` from per-bin sums: √(Σₘ (Σz − Σc)²/nₘ / Σₘ nₘ)."""
+    bin_error = pl.col(sum_correct) - pl.col(sum_confidence)
+    return ((bin_error * bin_error / pl.col(n)).sum() / pl.col(n).sum()).sqrt().alias("rmsce")
 
 
-def calibration(
-    frame: pl.DataFrame | pl.LazyFrame,
-    by: str | Iterable[str] = CELL,
-    *,
-    bins: int = 15,
-    confidence: str = "confidence",
-    correct: str = "correct",
-) -> pl.LazyFrame:
-    """Calibration of every group, from its per-bin sufficient statistics.
-
-    Parameters
-    ----------
-    frame
-        Prediction rows (the long table or any frame with the named columns).
-    by
-        Grouping columns, passed through; default the cell key. A null ``label`` (the
-        single-label case) forms one group, as in SQL ``GROUP BY``. With ``by=()`` the
-        whole frame is one group (and an empty frame has none).
-    bins
-        Number of bins M for ECE and MCE, an int >= 1.
-    confidence, correct
-        Columns holding the confidence (float) and whether the prediction is right (bool).
-
-    Returns
-    -------
-    pl.LazyFrame
-        One row per group: ``by`` columns, then ``n`` (Int64), ``accuracy``,
-        ``mean_confidence``, ``gap``, ``abs_gap``, ``ece``, ``mce`` (Float64); sorted by
-        ``by``, nulls last. The SQL view ``calibration`` has the same columns.
-
-    Examples
-    --------
-    >>> import polars as pl
-    >>> from relcol.metrics import calibration
-    >>> rows = pl.DataFrame({"model": "a", "confidence": [0.3, 0.5, 0.9], "correct": [False, True, True]})
-    >>> out = calibration(rows, "model", bins=2).collect()
-    >>> out.select("model", "n", "accuracy").rows()
-    [('a', 3, 0.6666666666666666)]
-    >>> [round(out[name].item(), 12) for name in ("gap", "ece", "mce")]
-    [-0.1, 0.1, 0.1]
-    """
-    bins = check_bins(bins)
-    keys = check_keys(by)
-    lazy = frame.lazy()
-    check_columns("calibration", lazy, [*keys, confidence, correct])
-    out = (
-        _bin_statistics(lazy, keys, bins, confidence, correct)
-        .group_by(keys)
-        .agg(
-            count_from_bins(),
-            accuracy_from_bins(),
-            mean_confidence_from_bins(),
-            gap_from_bins(),
-            abs_gap_from_bins(),
-            ece_from_bins(),
-            mce_from_bins(),
-        )
-    )
-    if not keys:
-        # group_by([]) gives one row even over no rows; a frame with no rows has no group
-        return out.filter(pl.col("n") > 0)
-    return out.sort(keys, nulls_last=True)
+def ece_debiased_from_bins(
+    n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
+) -> pl.Expr:
+    """``ece_debiased`` from per-bin sums (bins of one row contribute 0)."""
+    size = pl.col(n).cast(pl.Float64)
+    gap = (pl.col(sum_correct) - pl.col(sum_confidence)) / size
+    accuracy = pl.col(sum_correct) / size
+    term = gap * gap - accuracy * (1 - accuracy) / (size - 1)
+    weighted = pl.when(size >= 2).then(size * term).otherwise(0.0)
+    return (weighted.sum() / size.sum()).clip(lower_bound=0.0).sqrt().alias("ece_debiased")

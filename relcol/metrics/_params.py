@@ -31,3 +31,30 @@ def check_columns(function: str, frame: pl.LazyFrame, needed: Sequence[str]) -> 
     missing = [name for name in dict.fromkeys(needed) if name not in available]
     if missing:
         raise ColumnNotFoundError.from_missing_and_available(function, missing, available)
+
+
+def check_choice(name: str, value: object, allowed: Sequence[str]) -> str:
+    """``value`` if it is one of ``allowed``, else a ``ParameterError`` listing them."""
+    if not isinstance(value, str) or value not in allowed:
+        choices = ", ".join(repr(a) for a in allowed)
+        raise ParameterError(f"{name} must be one of {choices}. Got {value!r}.")
+    return value
+
+
+def check_draws(draws: object) -> int:
+    """``draws`` (Monte Carlo draws R) as an int >= 1."""
+    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
+        raise ParameterError(f"draws must be an int >= 1. Got {draws!r}.")
+    return draws
+
+
+def check_share(name: str, value: object, *, low_open: bool) -> float:
+    """``value`` as a float in (0, 1] (``low_open``) or [0, 1]."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool)
+    if ok:
+        number = float(value)
+        ok = (0.0 < number if low_open else 0.0 <= number) and number <= 1.0
+    if not ok:
+        interval = "(0, 1]" if low_open else "[0, 1]"
+        raise ParameterError(f"{name} must be a number in {interval}. Got {value!r}.")
+    return number

@@ -1,39 +1,203 @@
--- calibration(source, bins): accuracy, mean confidence, the gap Δ, ECE and MCE of every cell
---   (METRICS.md §2), derived from the per-bin sums of calibration_bins, never from the rows.
+-- calibration(source, bins, draws): calibration and proper scores of every cell
+--   (METRICS.md §2–§3), each derived from sufficient statistics, never row by row.
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label); a null label
 --   (single-label rows) is one cell. Ordered by cell, nulls last.
--- Columns: the cell key, n (BIGINT), accuracy, mean_confidence, gap = mean_confidence −
---   accuracy, abs_gap = |gap|, ece = Σₘ |Σz − Σc| / n, mce = maxₘ |Σz − Σc| / nₘ (DOUBLE).
+-- Columns (BIGINT n, DOUBLE otherwise; z = correct, S/Z/Q/P a bin's Σc, Σz, Σc², Σcz):
+--   n, accuracy, mean_confidence, gap = mean_confidence − accuracy, abs_gap = |gap|;
+--   ece = Σₘ |Z − S| / n and mce = maxₘ |Z − S| / nₘ on the equal-width bins; ace = ECE on the
+--   equal-mass bins; rmsce = √(Σₘ (Z − S)²/nₘ / n); classwise_ece = mean over classes k of the
+--   ECE of pₖ against 1[y = k]; ece_null = mean ECE of R simulated perfectly calibrated
+--   outcomes, ece_excess = ece − ece_null, ece_pvalue = share of draws with ECE >= ece (within
+--   1e-12); ece_debiased = Kumar et al.'s √max(Σₘ (nₘ/n)[(accₘ − confₘ)² − accₘ(1 − accₘ)/(nₘ−1)], 0)
+--   (bins of one row add 0); brier = (1/n) Σᵢ Σₖ (pᵢₖ − 1[yᵢ = k])²; brier_top = (1/n) Σ (c − z)²
+--   = brier_reliability − brier_resolution + brier_uncertainty + brier_within, with
+--   reliability Σₘ (Z − S)²/nₘ / n, resolution Σₘ nₘ(Z/nₘ − ā)² / n, uncertainty ā(1 − ā),
+--   within Σₘ [Q − S²/nₘ − 2(P − S·Z/nₘ)] / n; nll = −(1/n) Σ ln max(p_y, 1e-15);
+--   nll_top = −(1/n) Σ [z ln c̃ + (1 − z) ln(1 − c̃)], c̃ clipped to [1e-15, 1 − 1e-15].
+--   classwise_ece, brier and nll are NULL for a cell with a row whose proba is NULL or empty.
+-- ECE₀ simulation (relcol/metrics/_null.py has the reasoning): per equal-width bin m and draw r,
+--   a bin of n <= 32 rows draws n Bernoulli(S/n) pseudo-rows, uniform(1, m, r, j)·n < S; a
+--   larger bin draws S + √max(S − Q, 0)·N, N = √(−2 ln u₀)·cos(2π u₁), uᵢ = uniform(2, m, r, i).
+--   The draws do not depend on the cell, as in Polars, so both engines give the same numbers.
 -- Inputs: source, the name of a table or view with the long table's columns
---   (default 'predictions'); macro calibration_bins.
--- Parameters: bins (M for ece and mce, an integer >= 1, default 15), named:
---   calibration(bins := 10).
--- The Polars twin is relcol.metrics.calibration (the *_from_bins builders, formula for
--- formula); the view calibration calls this at the connection's bins.
-CREATE OR REPLACE MACRO calibration(source := 'predictions', bins := 15) AS TABLE
-WITH bin_errors AS (
+--   (default 'predictions'); macros bin_statistics, cell_rows, cell_ids, bin_index,
+--   ece_from_bins, uniform. Every step works on cell ids; the keys are joined on at the end.
+-- Parameters: bins (M, an integer >= 1, default 15), draws (R, default 100), named:
+--   calibration(bins := 10, draws := 1000).
+-- The Polars twin is relcol.metrics.calibration (the *_from_bins builders, formula for formula);
+-- the view calibration calls this at the connection's bins.
+CREATE OR REPLACE MACRO calibration(source := 'predictions', bins := 15, draws := 100) AS TABLE
+WITH width AS (
     SELECT
-        study, dataset, model, corruption, severity, label,
-        n, sum_confidence, sum_correct,
-        abs(sum_correct - sum_confidence) AS bin_error  -- nₘ·|accₘ − confₘ|
-    FROM calibration_bins(source, bins := bins)
+        *,
+        sum(sum_correct) OVER cells / sum(n) OVER cells AS cell_accuracy
+    FROM bin_statistics(source, bins, 'width')
+    WINDOW cells AS (PARTITION BY cell)
 ),
-cells AS (
+observed AS (
     SELECT
-        study, dataset, model, corruption, severity, label,
+        cell,
         CAST(sum(n) AS BIGINT) AS n,  -- sum(BIGINT) is HUGEINT in DuckDB
         sum(sum_correct) / sum(n) AS accuracy,
         sum(sum_confidence) / sum(n) AS mean_confidence,
-        sum(bin_error) / sum(n) AS ece,
-        max(bin_error / n) AS mce
-    FROM bin_errors
+        ece_from_bins(n, sum_confidence, sum_correct) AS ece,
+        max(abs(sum_correct - sum_confidence) / n) AS mce,
+        sum((sum_correct - sum_confidence) * (sum_correct - sum_confidence) / n) / sum(n)
+            AS brier_reliability,
+        sum(CASE WHEN n >= 2 THEN
+            n * (((sum_correct - sum_confidence) / n) * ((sum_correct - sum_confidence) / n)
+                 - (sum_correct / n) * (1 - sum_correct / n) / (n - 1))
+            ELSE 0.0 END) / sum(n) AS debiased_square,
+        sum(sum_confidence_sq - 2 * sum_confidence_correct + sum_correct) / sum(n) AS brier_top,
+        sum(n * (sum_correct / n - cell_accuracy) * (sum_correct / n - cell_accuracy)) / sum(n)
+            AS brier_resolution,
+        sum(sum_confidence_sq - sum_confidence * sum_confidence / n
+            - 2 * (sum_confidence_correct - sum_confidence * sum_correct / n)) / sum(n)
+            AS brier_within,
+        sum(sum_nll_top) / sum(n) AS nll_top
+    FROM width
+    GROUP BY cell
+),
+adaptive AS (
+    SELECT cell, ece_from_bins(n, sum_confidence, sum_correct) AS ace
+    FROM bin_statistics(source, bins, 'mass')
+    GROUP BY cell
+),
+null_noise AS (
+    -- the random numbers depend on (bin, draw[, j]) only: drawn once, joined to every cell
+    SELECT
+        b.range AS bin, d.range AS draw,
+        sqrt(ln(uniform(2, b.range, d.range, 0)) * -2.0)
+            * cos(uniform(2, b.range, d.range, 1) * 6.283185307179586e0) AS normal
+    FROM range(bins) AS b, range(draws) AS d
+),
+null_pseudo AS (
+    SELECT b.range AS bin, d.range AS draw, j.range AS j, uniform(1, b.range, d.range, j.range) AS u
+    FROM range(bins) AS b, range(draws) AS d, range(32) AS j
+),
+null_small AS (
+    SELECT
+        w.cell, w.bin, x.draw,
+        any_value(w.n) AS n,
+        any_value(w.sum_confidence) AS sum_confidence,
+        CAST(count_if(x.u * w.n < w.sum_confidence) AS DOUBLE) AS simulated
+    FROM width AS w
+    JOIN null_pseudo AS x ON w.bin = x.bin AND x.j < w.n
+    WHERE w.n <= 32
+    GROUP BY w.cell, w.bin, x.draw
+),
+null_large AS (
+    SELECT
+        w.cell, w.bin, x.draw, w.n, w.sum_confidence,
+        w.sum_confidence + sqrt(greatest(w.sum_confidence - w.sum_confidence_sq, 0.0)) * x.normal
+            AS simulated
+    FROM width AS w
+    JOIN null_noise AS x ON w.bin = x.bin
+    WHERE w.n > 32
+),
+null_draws AS (
+    SELECT cell, draw, ece_from_bins(n, sum_confidence, simulated) AS ece
+    FROM (SELECT * FROM null_small UNION ALL SELECT * FROM null_large)
+    GROUP BY cell, draw
+),
+nulls AS (
+    SELECT
+        d.cell,
+        avg(d.ece) AS ece_null,
+        avg(CASE WHEN d.ece >= o.ece - 1e-12 THEN 1.0 ELSE 0.0 END) AS ece_pvalue
+    FROM null_draws AS d
+    JOIN observed AS o ON d.cell = o.cell
+    GROUP BY d.cell
+),
+entries AS (
+    -- grouped by the keys, not by cell id: a join would carry every vector along
+    SELECT
+        study, dataset, model, corruption, severity, label,
+        unnest(proba) AS entry,
+        unnest(range(len(proba))) AS k,
+        CAST(y_true AS BIGINT) AS y
+    FROM query_table(source)
+    WHERE len(proba) > 0
+),
+per_class AS (
+    -- a class's ECE from one sum per bin, Σ(1[y = k] − pₖ). A FLOAT entry (the long table's)
+    -- has the exact bin max(⌈p·M⌉ − 1, 0) without bin_index's edge comparisons: p·M is exact
+    -- and no FLOAT lies between k/M and its DOUBLE rounding (relcol.metrics._bins explains).
+    SELECT study, dataset, model, corruption, severity, label, k,
+        ece_from_bins(n, 0.0, sum_error) AS ece
+    FROM (
+        SELECT
+            study, dataset, model, corruption, severity, label, k,
+            count(*) AS n,
+            sum(CASE WHEN y = k THEN 1.0 ELSE 0.0 END - CAST(entry AS DOUBLE)) AS sum_error
+        FROM entries
+        GROUP BY
+            study, dataset, model, corruption, severity, label, k,
+            CASE
+                WHEN typeof(entry) = 'FLOAT' AND bins < 16777216 THEN
+                    greatest(least(ceil(CAST(entry AS DOUBLE) * bins), bins), 1) - 1
+                ELSE bin_index(CAST(entry AS DOUBLE), bins)
+            END
+    )
+    GROUP BY study, dataset, model, corruption, severity, label, k
+),
+scores AS (
+    -- per row, Σₖ pₖ² − 2p_y + 1 and −ln max(p_y, 1e-15), p_y = 0 for a label outside the vector
+    SELECT
+        study, dataset, model, corruption, severity, label,
+        count(*) AS n_proba,
+        sum(squares - 2 * p_y + 1) AS sum_brier,
+        sum(-ln(greatest(p_y, 1e-15))) AS sum_nll
+    FROM (
+        SELECT
+            study, dataset, model, corruption, severity, label,
+            list_sum(list_transform(CAST(proba AS DOUBLE[]), lambda p: p * p)) AS squares,
+            coalesce(CASE WHEN y_true >= 0 THEN CAST(proba[y_true + 1] AS DOUBLE) END, 0.0) AS p_y
+        FROM query_table(source)
+        WHERE len(proba) > 0
+    )
     GROUP BY study, dataset, model, corruption, severity, label
+),
+classes AS (
+    SELECT i.cell, s.n_proba, s.sum_brier, s.sum_nll, c.classwise_ece
+    FROM scores AS s
+    JOIN cell_ids(source) AS i
+        ON s.study = i.study AND s.dataset = i.dataset AND s.model = i.model
+        AND s.corruption = i.corruption AND s.severity = i.severity
+        AND s.label IS NOT DISTINCT FROM i.label
+    LEFT JOIN (
+        SELECT study, dataset, model, corruption, severity, label, avg(ece) AS classwise_ece
+        FROM per_class
+        GROUP BY study, dataset, model, corruption, severity, label
+    ) AS c
+        ON s.study = c.study AND s.dataset = c.dataset AND s.model = c.model
+        AND s.corruption = c.corruption AND s.severity = c.severity
+        AND s.label IS NOT DISTINCT FROM c.label
 )
 SELECT
-    study, dataset, model, corruption, severity, label,
-    n, accuracy, mean_confidence,
-    mean_confidence - accuracy AS gap,
-    abs(mean_confidence - accuracy) AS abs_gap,
-    ece, mce
-FROM cells
-ORDER BY study, dataset, model, corruption, severity, label;
+    k.study, k.dataset, k.model, k.corruption, k.severity, k.label,
+    o.n, o.accuracy, o.mean_confidence,
+    o.mean_confidence - o.accuracy AS gap,
+    abs(o.mean_confidence - o.accuracy) AS abs_gap,
+    o.ece, o.mce,
+    a.ace,
+    sqrt(o.brier_reliability) AS rmsce,
+    CASE WHEN c.n_proba = o.n THEN c.classwise_ece END AS classwise_ece,
+    nu.ece_null,
+    o.ece - nu.ece_null AS ece_excess,
+    nu.ece_pvalue,
+    sqrt(greatest(o.debiased_square, 0.0)) AS ece_debiased,
+    CASE WHEN c.n_proba = o.n THEN c.sum_brier / o.n END AS brier,
+    o.brier_top,
+    o.brier_reliability,
+    o.brier_resolution,
+    o.accuracy * (1 - o.accuracy) AS brier_uncertainty,
+    o.brier_within,
+    CASE WHEN c.n_proba = o.n THEN c.sum_nll / o.n END AS nll,
+    o.nll_top
+FROM observed AS o
+JOIN cell_ids(source) AS k ON o.cell = k.cell
+LEFT JOIN adaptive AS a ON o.cell = a.cell
+LEFT JOIN nulls AS nu ON o.cell = nu.cell
+LEFT JOIN classes AS c ON o.cell = c.cell
+ORDER BY o.cell;

@@ -1,13 +1,17 @@
--- calibration: accuracy, mean confidence, gap, ECE and MCE of every cell, at the connection's
---   bin count.
+-- calibration: calibration and proper scores of every cell, at the connection's bin count.
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label).
--- Columns: the cell key, n, accuracy, mean_confidence, gap, abs_gap, ece, mce
+-- Columns: the cell key, n, accuracy, mean_confidence, gap, abs_gap, ece, mce, ace, rmsce,
+--   classwise_ece, ece_null, ece_excess, ece_pvalue, ece_debiased, brier, brier_top,
+--   brier_reliability, brier_resolution, brier_uncertainty, brier_within, nll, nll_top
 --   (see sql/macros/calibration.sql).
 -- Inputs: view predictions; macro calibration.
--- Parameters: variable relcol_bins (M, set by relcol; default 15). Another M without
---   reconnecting: SELECT * FROM calibration(bins := 10).
+-- Parameters: variable relcol_bins (M, set by relcol; default 15); R = 100 ECE₀ draws. Other
+--   values without reconnecting: SELECT * FROM calibration(bins := 10, draws := 1000).
 CREATE OR REPLACE VIEW calibration AS
 SELECT
     study, dataset, model, corruption, severity, label,
-    n, accuracy, mean_confidence, gap, abs_gap, ece, mce
+    n, accuracy, mean_confidence, gap, abs_gap, ece, mce, ace, rmsce, classwise_ece,
+    ece_null, ece_excess, ece_pvalue, ece_debiased,
+    brier, brier_top, brier_reliability, brier_resolution, brier_uncertainty, brier_within,
+    nll, nll_top
 FROM calibration('predictions', bins := getvariable('relcol_bins'));

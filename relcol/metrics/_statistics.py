@@ -1,0 +1,188 @@
+"""Sufficient statistics: the rows of a study reduced once to small frames (DESIGN.md §7).
+
+Every calibration number and proper score is a function of a few sums per cell × bin; every
+rank metric (AUROC, AUPR, the risk–coverage curve) of counts per cell × distinct confidence
+level, read off the rows sorted once per cell. The fast paths build these frames here and
+derive every metric from them.
+
+Internal frames carry ``CELL_ID`` (see ``_frames.py``) and short column names: ``c`` the
+confidence (Float64), ``z`` the outcome (Float64 0/1), ``o0``… the tie-breaking columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import polars as pl
+
+from relcol.metrics._bins import ORDER, _bin_index, _per_bins
+from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
+from relcol.metrics._params import check_bins, check_choice, check_columns, check_keys
+from relcol.metrics._scores import _nll_top_terms
+from relcol.store import CELL
+
+BINNINGS = ("width", "mass")
+
+#: Columns of ``calibration_bins`` after the group keys, in order.
+BIN_COLUMNS = (
+    "binning",
+    "bin",
+    "bin_lower",
+    "bin_upper",
+    "n",
+    "sum_confidence",
+    "sum_correct",
+    "mean_confidence",
+    "accuracy",
+    "sum_confidence_sq",
+    "sum_confidence_correct",
+    "sum_nll_top",
+)
+
+
+def calibration_bins(
+    frame: pl.DataFrame | pl.LazyFrame,
+    by: str | Iterable[str] = CELL,
+    *,
+    bins: int = 15,
+    binning: str = "width",
+    confidence: str = "confidence",
+    correct: str = "correct",
+    order: Sequence[str] = ORDER,
+) -> pl.LazyFrame:
+    """Per-bin sufficient statistics: one row per group × non-empty bin of one binning.
+
+    Parameters
+    ----------
+    frame
+        Prediction rows (the long table or any frame with the named columns).
+    by
+        Grouping columns, passed through; default the cell key. A null ``label`` (the
+        single-label case) forms one group, as in SQL ``GROUP BY``.
+    bins
+        Number of bins M, an int >= 1.
+    binning
+        ``"width"``: the equal-width bins (m/M, (m+1)/M]; ``"mass"``: equal-mass bins of
+        the rows ordered by confidence and then ``order`` (METRICS.md §2).
+    confidence, correct
+        Columns holding the confidence (float) and whether the prediction is right (bool).
+    order
+        Tie-breaking columns for ``"mass"`` (default ``sample_id``, ``seed``, ``repeat``;
+        unused for ``"width"``).
+
+    Returns
+    -------
+    pl.LazyFrame
+        ``by`` columns, then ``binning``, ``bin`` (0-based, Int64), ``bin_lower`` and
+        ``bin_upper`` (width: m/M and (m+1)/M; mass: the smallest and largest confidence in
+        the bin), ``n`` (Int64), ``sum_confidence``, ``sum_correct``, ``mean_confidence``,
+        ``accuracy``, ``sum_confidence_sq`` (Σc²), ``sum_confidence_correct`` (Σc·z) and
+        ``sum_nll_top`` (Σ of the per-row top-label log loss); sorted by ``by`` and
+        ``bin``, nulls last. The SQL macro ``calibration_bins(binning := …)`` gives the
+        same; the view ``calibration_bins`` holds both binnings.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import calibration_bins
+    >>> rows = pl.DataFrame({"model": "a", "confidence": [0.3, 0.5, 0.9], "correct": [False, True, True]})
+    >>> calibration_bins(rows, "model", bins=2).collect().select("bin", "n", "accuracy").rows()
+    [(0, 2, 0.5), (1, 1, 1.0)]
+    """
+    bins = check_bins(bins)
+    binning = check_choice("binning", binning, BINNINGS)
+    keys = check_keys(by)
+    lazy = frame.lazy()
+    needed = [*keys, confidence, correct, *(order if binning == "mass" else ())]
+    check_columns("calibration_bins", lazy, needed)
+    columns = outcome_columns(confidence, correct)
+    if binning == "mass":
+        columns |= order_columns(order)
+    cells, rows = cell_rows(lazy, keys, columns)
+    if binning == "width":
+        stats = width_statistics(rows, bins)
+    else:
+        stats = mass_statistics(sorted_rows(rows, len(order)), bins)
+    return with_keys(bin_frame(stats, binning), cells, keys, ["bin"])
+
+
+def outcome_columns(confidence: str, correct: str) -> dict[str, pl.Expr]:
+    """The internal ``c`` and ``z`` columns."""
+    return {
+        "c": pl.col(confidence).cast(pl.Float64),
+        "z": pl.col(correct).cast(pl.Float64),
+    }
+
+
+def order_columns(order: Sequence[str]) -> dict[str, pl.Expr]:
+    """The internal tie-breaking columns ``o0``, ``o1``…"""
+    return {f"o{i}": pl.col(name) for i, name in enumerate(order)}
+
+
+def _sums() -> list[pl.Expr]:
+    c, z = pl.col("c"), pl.col("z")
+    return [
+        pl.len().cast(pl.Int64).alias("n"),
+        c.sum().alias("sum_confidence"),
+        z.sum().alias("sum_correct"),
+        (c * c).sum().alias("sum_confidence_sq"),
+        (c * z).sum().alias("sum_confidence_correct"),
+        _nll_top_terms(c, z).sum().alias("sum_nll_top"),
+    ]
+
+
+def width_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
+    """Per cell × non-empty equal-width bin: ``bin``, the bin's edges, ``n`` and the sums."""
+    return (
+        rows.group_by(CELL_ID, _bin_index("c", bins))
+        .agg(_sums())
+        .with_columns(
+            bin_lower=_per_bins(pl.col("bin"), bins), bin_upper=_per_bins(pl.col("bin") + 1, bins)
+        )
+        .cache()
+    )
+
+
+def sorted_rows(rows: pl.LazyFrame, n_order: int) -> pl.LazyFrame:
+    """The rows sorted once per cell: by cell, then confidence and the tie-breaking columns
+    all descending (the most confident first, as rows enter a selective classifier), with
+    ``n_cell`` and ``r``, the row's 0-based rank in the ascending order (confidence, then the
+    tie-breaking columns), which is this order reversed."""
+    by = [CELL_ID, "c", *(f"o{i}" for i in range(n_order))]
+    n_cell = pl.len().cast(pl.Int64).over(CELL_ID)
+    return (
+        rows.select(*by, "z")
+        .sort(by, descending=[False] + [True] * (len(by) - 1))
+        .with_columns(
+            r=n_cell - 1 - pl.int_range(pl.len(), dtype=pl.Int64).over(CELL_ID), n_cell=n_cell
+        )
+        .cache()
+    )
+
+
+def mass_statistics(ordered: pl.LazyFrame, bins: int) -> pl.LazyFrame:
+    """Per cell × non-empty equal-mass bin: ``bin`` = ⌊r·M/n⌋, its confidence range and sums."""
+    c = pl.col("c")
+    return ordered.group_by(CELL_ID, (pl.col("r") * bins // pl.col("n_cell")).alias("bin")).agg(
+        *_sums(), bin_lower=c.min(), bin_upper=c.max()
+    )
+
+
+def bin_frame(stats: pl.LazyFrame, binning: str) -> pl.LazyFrame:
+    """``CELL_ID`` and the ``calibration_bins`` columns from width or mass statistics."""
+    n = pl.col("n")
+    return stats.select(
+        CELL_ID,
+        pl.lit(binning).alias("binning"),
+        "bin",
+        "bin_lower",
+        "bin_upper",
+        "n",
+        "sum_confidence",
+        "sum_correct",
+        mean_confidence=pl.col("sum_confidence") / n,
+        accuracy=pl.col("sum_correct") / n,
+        sum_confidence_sq=pl.col("sum_confidence_sq"),
+        sum_confidence_correct=pl.col("sum_confidence_correct"),
+        sum_nll_top=pl.col("sum_nll_top"),
+    )

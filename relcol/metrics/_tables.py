@@ -1,0 +1,277 @@
+"""The metric tables: every metric of a study's cells, from one pass over its rows.
+
+``calibration()`` is the fast path for METRICS.md §2–§3 (one row per cell); the other
+tables are in ``_discrimination.py`` and ``_selective.py``. ``metric_tables()`` builds all
+of them over shared intermediate frames: the rows with their cell ids, the per-bin sums and
+the rows sorted once per cell (equal-mass bins and the confidence levels both read that one
+sort). Collect them together (``pl.collect_all``) so Polars computes those frames once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import polars as pl
+
+from relcol.errors import ParameterError
+from relcol.metrics._bins import ORDER
+from relcol.metrics._calibration import (
+    abs_gap_from_bins,
+    accuracy_from_bins,
+    count_from_bins,
+    ece_debiased_from_bins,
+    ece_from_bins,
+    gap_from_bins,
+    mce_from_bins,
+    mean_confidence_from_bins,
+    rmsce_from_bins,
+)
+from relcol.metrics._discrimination import discrimination_cells
+from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
+from relcol.metrics._levels import SCORES, levels, score_column
+from relcol.metrics._null import null_cells, null_draws
+from relcol.metrics._params import (
+    check_bins,
+    check_choice,
+    check_columns,
+    check_draws,
+    check_keys,
+    check_share,
+)
+from relcol.metrics._proba import class_cells, class_statistics, proba_columns
+from relcol.metrics._scores import (
+    brier_reliability_from_bins,
+    brier_resolution_from_bins,
+    brier_top_from_bins,
+    brier_uncertainty_from_bins,
+    brier_within_from_bins,
+    nll_top_from_bins,
+)
+from relcol.metrics._selective import curve_levels, selective_cells
+from relcol.metrics._statistics import (
+    bin_frame,
+    mass_statistics,
+    order_columns,
+    outcome_columns,
+    sorted_rows,
+    width_statistics,
+)
+from relcol.store import CELL
+
+#: The columns of ``calibration`` after the group keys, in order.
+COLUMNS = (
+    "n",
+    "accuracy",
+    "mean_confidence",
+    "gap",
+    "abs_gap",
+    "ece",
+    "mce",
+    "ace",
+    "rmsce",
+    "classwise_ece",
+    "ece_null",
+    "ece_excess",
+    "ece_pvalue",
+    "ece_debiased",
+    "brier",
+    "brier_top",
+    "brier_reliability",
+    "brier_resolution",
+    "brier_uncertainty",
+    "brier_within",
+    "nll",
+    "nll_top",
+)
+#: Metrics of ``calibration`` that need the probability vector (null without one).
+NEED_PROBA = ("classwise_ece", "brier", "nll")
+
+
+def calibration(
+    frame: pl.DataFrame | pl.LazyFrame,
+    by: str | Iterable[str] = CELL,
+    *,
+    bins: int = 15,
+    draws: int = 100,
+    confidence: str = "confidence",
+    correct: str = "correct",
+    proba: str | None = "proba",
+    y_true: str = "y_true",
+    order: Sequence[str] = ORDER,
+) -> pl.LazyFrame:
+    """Calibration and proper scores of every group, from its per-bin sufficient statistics.
+
+    Parameters
+    ----------
+    frame
+        Prediction rows (the long table or any frame with the named columns).
+    by
+        Grouping columns, passed through; default the cell key. A null ``label`` (the
+        single-label case) forms one group, as in SQL ``GROUP BY``. With ``by=()`` the
+        whole frame is one group (and an empty frame has none).
+    bins
+        Number of bins M for every binned metric, an int >= 1.
+    draws
+        Monte Carlo draws R for ``ece_null`` and ``ece_pvalue`` (default 100).
+    confidence, correct
+        Columns holding the confidence (float) and whether the prediction is right (bool).
+    proba, y_true
+        The class-probability vector and the evaluation label, for ``classwise_ece``,
+        ``brier`` and ``nll``; ``proba=None`` when there is no vector (those are null).
+    order
+        Columns that break ties in confidence for the equal-mass bins of ``ace``.
+
+    Returns
+    -------
+    pl.LazyFrame
+        One row per group: ``by`` columns, then ``n`` (Int64), ``accuracy``,
+        ``mean_confidence``, ``gap``, ``abs_gap``, ``ece``, ``mce``, ``ace``, ``rmsce``,
+        ``classwise_ece``, ``ece_null``, ``ece_excess``, ``ece_pvalue``, ``ece_debiased``,
+        ``brier``, ``brier_top``, ``brier_reliability``, ``brier_resolution``,
+        ``brier_uncertainty``, ``brier_within``, ``nll``, ``nll_top`` (Float64); sorted by
+        ``by``, nulls last. The SQL view ``calibration`` has the same columns.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import calibration
+    >>> rows = pl.DataFrame({"model": "a", "confidence": [0.3, 0.5, 0.9], "correct": [False, True, True]})
+    >>> out = calibration(rows, "model", bins=2, proba=None, order=()).collect()
+    >>> out.select("model", "n", "accuracy").rows()
+    [('a', 3, 0.6666666666666666)]
+    >>> [round(out[name].item(), 12) for name in ("gap", "ece", "mce", "brier_top")]
+    [-0.1, 0.1, 0.1, 0.116666666667]
+    """
+    bins, draws = check_bins(bins), check_draws(draws)
+    keys = check_keys(by)
+    lazy = frame.lazy()
+    extra = (proba, y_true) if proba is not None else ()
+    check_columns("calibration", lazy, [*keys, confidence, correct, *order, *extra])
+    columns = outcome_columns(confidence, correct) | order_columns(order)
+    if proba is not None:
+        columns |= proba_columns(proba, y_true)
+    cells, rows = cell_rows(lazy, keys, columns)
+    width = width_statistics(rows, bins)
+    mass = mass_statistics(sorted_rows(rows, len(order)), bins)
+    table = calibration_cells(rows, width, mass, bins, draws, proba=proba is not None)
+    return with_keys(table, cells, keys)
+
+
+def calibration_cells(
+    rows: pl.LazyFrame,
+    width: pl.LazyFrame,
+    mass: pl.LazyFrame,
+    bins: int,
+    draws: int,
+    *,
+    proba: bool,
+) -> pl.LazyFrame:
+    """Per cell id: the ``calibration`` columns, from the rows and their equal-width and
+    equal-mass statistics."""
+    observed = width.group_by(CELL_ID).agg(
+        count_from_bins(),
+        accuracy_from_bins(),
+        mean_confidence_from_bins(),
+        gap_from_bins(),
+        abs_gap_from_bins(),
+        ece_from_bins(),
+        mce_from_bins(),
+        rmsce_from_bins(),
+        ece_debiased_from_bins(),
+        brier_top_from_bins(),
+        brier_reliability_from_bins(),
+        brier_resolution_from_bins(),
+        brier_uncertainty_from_bins(),
+        brier_within_from_bins(),
+        nll_top_from_bins(),
+    )
+    adaptive = mass.group_by(CELL_ID).agg(ece_from_bins().alias("ace"))
+    out = observed.join(adaptive, on=CELL_ID, how="left").join(
+        null_cells(null_draws(width, bins, draws), observed), on=CELL_ID, how="left"
+    )
+    if proba:
+        classes = class_cells(rows, class_statistics(rows, bins))
+        out = out.join(classes, on=CELL_ID, how="left")
+        complete = pl.col("n_proba") == pl.col("n")
+        with_vector = {
+            "classwise_ece": pl.when(complete).then(pl.col("classwise_ece")),
+            "brier": pl.when(complete).then(pl.col("sum_brier") / pl.col("n")),
+            "nll": pl.when(complete).then(pl.col("sum_nll") / pl.col("n")),
+        }
+    else:
+        with_vector = {name: pl.lit(None, pl.Float64) for name in NEED_PROBA}
+    return out.select(
+        CELL_ID, *(with_vector.get(name, pl.col(name)).alias(name) for name in COLUMNS)
+    )
+
+
+def metric_tables(
+    frame: pl.DataFrame | pl.LazyFrame,
+    by: str | Iterable[str] = CELL,
+    *,
+    bins: int = 15,
+    draws: int = 100,
+    coverage: float = 0.8,
+    risk: float = 0.05,
+    score: str = "confidence",
+    confidence: str = "confidence",
+    correct: str = "correct",
+    proba: str | None = "proba",
+    y_true: str = "y_true",
+    order: Sequence[str] = ORDER,
+) -> dict[str, pl.LazyFrame]:
+    """Every metric table of every group, over shared intermediate frames.
+
+    Parameters are those of ``calibration``, ``selective`` and ``discrimination``
+    (``score`` ranks rows for the discrimination and selective tables).
+
+    Returns
+    -------
+    dict of str to pl.LazyFrame
+        ``calibration``, ``calibration_bins`` (both binnings, by ``binning`` and ``bin``),
+        ``discrimination``, ``selective_curve``, ``selective``: the frames the functions of
+        the same names return. Collect them with ``pl.collect_all`` to share the work.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import metric_tables
+    >>> rows = pl.DataFrame({"model": "a", "confidence": [0.9, 0.6, 0.6, 0.3], "correct": [True, True, False, False]})
+    >>> tables = metric_tables(rows, "model", proba=None, order=())
+    >>> frames = dict(zip(tables, pl.collect_all(tables.values())))
+    >>> frames["discrimination"]["auroc"].item(), frames["selective"]["e_aurc"].round(6).item()
+    (0.875, 0.083333)
+    """
+    bins, draws = check_bins(bins), check_draws(draws)
+    coverage = check_share("coverage", coverage, low_open=True)
+    risk = check_share("risk", risk, low_open=False)
+    score = check_choice("score", score, SCORES)
+    if score != "confidence" and proba is None:
+        raise ParameterError(f"score {score!r} needs the probability vector. Got proba=None.")
+    keys = check_keys(by)
+    lazy = frame.lazy()
+    extra = (proba, y_true) if proba is not None else ()
+    check_columns("metric_tables", lazy, [*keys, confidence, correct, *order, *extra])
+    columns = outcome_columns(confidence, correct) | order_columns(order)
+    if proba is not None:
+        columns |= proba_columns(proba, y_true)
+    cells, rows = cell_rows(lazy, keys, columns)
+    width = width_statistics(rows, bins)
+    ordered = sorted_rows(rows, len(order))
+    mass = mass_statistics(ordered, bins).cache()
+    calibration_table = calibration_cells(rows, width, mass, bins, draws, proba=proba is not None)
+    bin_table = pl.concat([bin_frame(mass, "mass"), bin_frame(width, "width")])
+    if score == "confidence":
+        scored, level = rows, levels(ordered).cache()
+    else:
+        scored = rows.with_columns(score_column(score, confidence, "p"))
+        level = levels(sorted_rows(scored.drop_nulls("c"), 0)).cache()
+    return {
+        "calibration": with_keys(calibration_table, cells, keys),
+        "calibration_bins": with_keys(bin_table, cells, keys, ["binning", "bin"]),
+        "discrimination": with_keys(discrimination_cells(scored, level, score), cells, keys),
+        "selective_curve": with_keys(
+            curve_levels(scored, level, score), cells, keys, presorted=True
+        ),
+        "selective": with_keys(selective_cells(scored, level, score, coverage, risk), cells, keys),
+    }

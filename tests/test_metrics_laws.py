@@ -1,0 +1,241 @@
+"""Laws the metrics must obey (hypothesis), the counter-based generator, and how close the
+bin-level ECE₀ comes to METRICS.md's per-row definition."""
+
+from __future__ import annotations
+
+import math
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from relcol.metrics import (
+    auroc,
+    calibration,
+    hash32,
+    metric_tables,
+    normal,
+    stream_key,
+    uniform,
+)
+from relcol.store import connect_frame, sql_text
+from relcol.store._sql import MACROS
+from tests import reference
+from tests import test_metrics as shared
+from tests.test_metrics import long_table
+
+rows = shared.rows  # fixture shared with test_metrics.py: ~24k rows over 72 cells
+
+confidences = st.one_of(
+    st.floats(0.0, 1.0, allow_nan=False),
+    st.sampled_from([0.0, 1.0, 0.5, 1 / 15, 7 / 25, 14 / 15, 0.9]),
+)
+predictions = st.lists(st.tuples(confidences, st.booleans()), min_size=1, max_size=80)
+
+
+def frame_of(data: list[tuple[float, bool]]) -> pl.DataFrame:
+    """Rows with the long table's columns (one cell, sample ids in order, no vectors)."""
+    confidence, correct = zip(*data, strict=True)
+    return long_table(list(confidence), list(correct))
+
+
+def tables_of(frame: pl.DataFrame, bins: int, draws: int = 20) -> dict[str, dict]:
+    tables = metric_tables(frame, (), bins=bins, draws=draws)
+    names = ("calibration", "discrimination", "selective")
+    frames = pl.collect_all(tables[name] for name in names)
+    return {name: out.row(0, named=True) for name, out in zip(names, frames, strict=True)}
+
+
+# Laws --------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=predictions, bins=st.integers(1, 40))
+def test_the_brier_decomposition_adds_up(data, bins):
+    frame = frame_of(data)
+    cell = tables_of(frame, bins)["calibration"]
+    parts = (
+        cell["brier_reliability"]
+        - cell["brier_resolution"]
+        + cell["brier_uncertainty"]
+        + cell["brier_within"]
+    )
+    assert math.isclose(cell["brier_top"], parts, rel_tol=0, abs_tol=1e-12)
+    assert cell["brier_reliability"] >= 0 and cell["brier_resolution"] >= -1e-15
+    assert math.isclose(cell["rmsce"] ** 2, cell["brier_reliability"], abs_tol=1e-12)
+
+
+def test_the_brier_decomposition_adds_up_in_sql(rows, tmp_path):
+    table = connect_frame(tmp_path, rows).sql("SELECT * FROM calibration").pl()
+    parts = table.select(
+        pl.col("brier_reliability")
+        - pl.col("brier_resolution")
+        + pl.col("brier_uncertainty")
+        + pl.col("brier_within")
+    ).to_series()
+    np.testing.assert_allclose(table["brier_top"], parts, rtol=0, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=predictions, bins=st.integers(1, 40))
+def test_calibration_errors_lie_in_zero_one(data, bins):
+    cell = tables_of(frame_of(data), bins)["calibration"]
+    for name in ("ece", "ace", "mce", "rmsce", "ece_debiased", "ece_null", "ece_pvalue"):
+        assert -1e-15 <= cell[name] <= 1 + 1e-15, name
+    assert cell["ece"] <= cell["mce"] + 1e-12
+    assert cell["ece"] <= cell["rmsce"] + 1e-12  # the mean of |gap| ≤ its root mean square
+    assert math.isclose(cell["ece_excess"], cell["ece"] - cell["ece_null"], abs_tol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=predictions)
+def test_auroc_flips_with_correctness(data):
+    frame = frame_of(data)
+    flipped = frame.with_columns(~pl.col("correct"))
+    for table in (
+        lambda f: f.select(auroc()).item(),
+        lambda f: tables_of(f, 15)["discrimination"]["auroc"],
+    ):
+        a, b = table(frame), table(flipped)
+        if a is None:
+            assert b is None
+        else:
+            assert math.isclose(a + b, 1.0, abs_tol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=predictions)
+def test_selective_prediction_laws(data):
+    cell = tables_of(frame_of(data), 15)["selective"]
+    assert cell["e_aurc"] >= -1e-12  # no ranking beats the perfect one
+    assert 0.0 <= cell["aurc_optimal"] <= cell["aurc"] + 1e-12 <= 1.0 + 1e-12
+    assert 0.0 <= cell["coverage_at_risk"] <= 1.0 and 0.0 <= cell["risk_at_coverage"] <= 1.0
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(100, 3000),
+    shape=st.sampled_from([(20.0, 1.0), (5.0, 2.0), (2.0, 2.0), (1.0, 1.0)]),
+)
+def test_ece_null_of_calibrated_data_is_close_to_its_ece(seed, n, shape):
+    # z ~ Bernoulli(c): the model is calibrated, so its ECE is one draw of the distribution
+    # ECE₀ is the mean of. With 400 draws, that mean is within a few of its SDs of the ECE.
+    rng = np.random.default_rng(seed)
+    confidence = rng.beta(*shape, n)
+    frame = long_table(confidence, rng.random(n) < confidence)
+    cell = calibration(frame, (), draws=400).collect().row(0, named=True)
+    assert 0.4 * cell["ece_null"] < cell["ece"] < 2.2 * cell["ece_null"]
+    assert cell["ece_pvalue"] > 0.0
+
+
+def test_ece_null_flags_miscalibration():
+    rng = np.random.default_rng(5)
+    confidence = rng.uniform(0.6, 1.0, 2000)
+    frame = long_table(confidence, rng.random(2000) < confidence - 0.15)  # overconfident
+    cell = calibration(frame, ()).collect().row(0, named=True)
+    assert cell["ece_excess"] > 0.1 and cell["ece_pvalue"] == 0.0
+
+
+# The bin-level ECE₀ against METRICS.md's per-row Bernoulli draws -------------------------------
+
+
+def per_row_ece_null(
+    confidence: np.ndarray, bins: int, draws: int, seed: int
+) -> tuple[float, float]:
+    """ECE₀ by the definition: zᵢ ~ Bernoulli(cᵢ) for every row, R times; (mean, its SE)."""
+    rng = np.random.default_rng(seed)
+    b = reference.bin_searchsorted(confidence, bins)
+    sums = np.bincount(b, weights=confidence, minlength=bins)
+    eces = np.empty(draws)
+    for r in range(draws):
+        z = (rng.random(len(confidence)) < confidence).astype(np.float64)
+        eces[r] = np.abs(np.bincount(b, weights=z, minlength=bins) - sums).sum() / len(confidence)
+    return float(eces.mean()), float(eces.std(ddof=1) / math.sqrt(draws))
+
+
+LAWS = {
+    "peaked (Beta(20, 1))": lambda rng, n: rng.beta(20, 1, n),
+    "spread (Beta(2, 2))": lambda rng, n: rng.beta(2, 2, n),
+    "kNN-like (k/25)": lambda rng, n: rng.integers(8, 26, n) / 25,
+}
+
+
+@pytest.mark.parametrize("law", list(LAWS))
+@pytest.mark.parametrize("n", [30, 300, 3000])
+def test_bin_level_ece_null_is_within_4_percent_of_per_row_draws(law, n):
+    rng = np.random.default_rng(n)
+    confidence = LAWS[law](rng, n)
+    exact, error = per_row_ece_null(confidence, 15, 3000, seed=n)
+    frame = long_table(confidence, np.ones(n, dtype=bool))
+    approx = calibration(frame, (), draws=3000, proba=None).collect()["ece_null"].item()
+    # 3000 draws each: the two Monte Carlo errors are ~0.5 % of ECE₀ apiece
+    assert abs(approx - exact) / exact < 0.04, (approx, exact, error)
+
+
+# The generator ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def generator_sql():
+    con = duckdb.connect()
+    for name in MACROS[: MACROS.index("uniform") + 1]:
+        con.execute(sql_text(f"macros/{name}.sql"))
+    return con
+
+
+def test_hash_is_the_same_bits_in_polars_sql_and_numpy(generator_sql):
+    rng = np.random.default_rng(0)
+    keys = pl.DataFrame(
+        {
+            "a": rng.integers(-(2**62), 2**62, 20_000),
+            "b": rng.integers(0, 100, 20_000),
+            "c": np.r_[rng.integers(-5, 2**40, 19_998), [-(2**63), 2**63 - 1]],
+            "d": np.arange(20_000),
+        }
+    )
+    polars = keys.select(h=hash32("a", "b", "c", "d"), u=uniform("a", "b", "c", "d"))
+    sql = generator_sql.sql(
+        "SELECT hash32(a, b, c, d) AS h, uniform(a, b, c, d) AS u FROM keys"
+    ).pl()
+    assert polars.equals(sql)
+    numpy = reference.hash32(*(keys[k].to_numpy() for k in "abcd"))
+    np.testing.assert_array_equal(polars["h"].to_numpy(), numpy)
+    assert polars["h"].min() >= 0 and polars["h"].max() < 2**32
+    assert 0 < polars["u"].min() and polars["u"].max() < 1
+
+
+def test_uniforms_are_uniform_and_independent():
+    n = 200_000
+    j = pl.DataFrame({"j": np.arange(n)})
+    for keys in [(1, 0, 0, "j"), (1, 0, "j", 0), (1, "j", 0, 0), ("j", 0, 0, 0), (2, 3, 1, "j")]:
+        u = j.select(uniform(*keys)).to_series().to_numpy()
+        counts = np.histogram(u, bins=1000, range=(0, 1))[0]
+        assert stats.chisquare(counts).pvalue > 1e-4, keys
+        assert stats.kstest(u, "uniform").pvalue > 1e-4, keys
+        for lag in (1, 2, 7, 64):  # neighbouring counters are uncorrelated
+            assert abs(np.corrcoef(u[:-lag], u[lag:])[0, 1]) < 4 / math.sqrt(n), (keys, lag)
+        pairs = np.histogram2d(u[:-1], u[1:], bins=40, range=[[0, 1], [0, 1]])[0].ravel()
+        assert stats.chisquare(pairs).pvalue > 1e-4, keys  # and jointly uniform
+
+
+def test_normal_is_standard_and_the_same_in_sql(generator_sql):
+    frame = pl.DataFrame({"draw": np.arange(100_000)})
+    polars = frame.select(normal(2, 5, "draw")).to_series().to_numpy()
+    assert abs(polars.mean()) < 0.015 and abs(polars.std() - 1) < 0.01
+    assert stats.kstest(polars, "norm").pvalue > 1e-4
+    sql = generator_sql.sql(
+        "SELECT sqrt(ln(uniform(2, 5, draw, 0)) * -2.0) * cos(uniform(2, 5, draw, 1) * 6.283185307179586e0) "
+        "FROM frame"
+    ).fetchnumpy()
+    np.testing.assert_array_equal(next(iter(sql.values())), polars)
+
+
+def test_stream_keys_are_fixed():
+    assert stream_key("bootstrap:default") == 1941477685
+    assert 0 <= stream_key("anything") < 2**31
+    assert stream_key("a") != stream_key("b")
