@@ -10,12 +10,30 @@ from __future__ import annotations
 import sys
 
 import click
+from relcol.cli._example import example
 from relcol.cli._ingest import ingest
+from relcol.cli._recalibrate import recalibrate
 from relcol.cli._report import report
+from relcol.cli._simulate import simulate
 from relcol.cli._sql import shell, sql
 
+_EPILOG = """\b
+Scripts: --quiet (-q) prints only what a script needs, --json prints the result as JSON
+on stdout; progress bars and messages go to stderr.
+\b
+Exit codes:
+  0  success
+  1  an unexpected error (a bug: the traceback is shown; please report it)
+  2  bad input or usage (one line on stderr; nothing in the warehouse changed)
+  3  `relcol shell` could not find the DuckDB shell
+  130  interrupted
+Every command has --help with examples, e.g. `relcol report --help`."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+@click.group(
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    epilog=_EPILOG,
+)
 @click.version_option(package_name="relcol")
 def main() -> None:
     """Measure whether a classifier's confidence can be trusted, and where that trust breaks.
@@ -25,11 +43,16 @@ def main() -> None:
     relcol report                 metrics -> reports/<study>/index.html + terminal summary
     relcol sql "SELECT model, corruption, severity, ece FROM calibration ORDER BY ALL"
     relcol shell                  the DuckDB shell with every view defined
+    relcol ingest --predictions predictions.csv --name my-model    predictions made elsewhere
+    relcol recalibrate --study my-model --method temperature       fit and judge a map
+    relcol example email          the seed document's email example
+    relcol simulate consistency   a simulated study with known error dependence
     """
 
 
-for command in (ingest, report, sql, shell):
+for command in (ingest, report, sql, shell, recalibrate, example):
     main.add_command(command)
+main.add_command(simulate)
 
 
 def run() -> None:

@@ -1,4 +1,4 @@
-"""`relcol report`: metrics, the HTML report, the terminal summary."""
+"""`relcol report`: metrics with intervals, the HTML report, the terminal summary."""
 
 from __future__ import annotations
 
@@ -18,6 +18,36 @@ from relcol.cli._common import user_errors, warehouse_option
     show_default=True,
     help="Equal-width bins for ECE/MCE.",
 )
+@click.option(
+    "--bootstrap",
+    "replicates",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    metavar="B",
+    help="Paired Poisson bootstrap replicates behind every interval (0: point estimates only).",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Intervals are percentile intervals at level 1 - alpha.",
+)
+@click.option(
+    "--tau",
+    type=click.FloatRange(min=0),
+    default=0.05,
+    show_default=True,
+    help="d* margin: the first severity whose gap's lower bound exceeds tau.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0, max=2**62 - 1),
+    default=0,
+    show_default=True,
+    help="Offset of the bootstrap's generator (another seed, another resample).",
+)
 @warehouse_option
 @click.option("--quiet", "-q", is_flag=True, help="Print only the report's path.")
 @click.option(
@@ -25,18 +55,38 @@ from relcol.cli._common import user_errors, warehouse_option
 )
 @user_errors
 def report(
-    study: str | None, out: str | None, bins: int, warehouse: str | None, quiet: bool, as_json: bool
+    study: str | None,
+    out: str | None,
+    bins: int,
+    replicates: int,
+    alpha: float,
+    tau: float,
+    seed: int,
+    warehouse: str | None,
+    quiet: bool,
+    as_json: bool,
 ) -> None:
-    """Compute calibration per cell, materialise it in the warehouse, write the HTML report.
+    """Compute every metric per cell with its interval, the trends and where trust breaks;
+    materialise them in the warehouse, write the HTML report.
 
     \b
     Examples:
       relcol report                               # the only study, into ./reports/<study>
       relcol report --study email-llm --out reports/email --bins 10
+      relcol report --bootstrap 2000 --alpha 0.1 --tau 0.03 --seed 1
     """
     import relcol
 
-    result = relcol.report(warehouse, study=study, out=out, bins=bins)
+    result = relcol.report(
+        warehouse,
+        study=study,
+        out=out,
+        bins=bins,
+        bootstrap=replicates,
+        alpha=alpha,
+        tau=tau,
+        seed=seed,
+    )
     if as_json:
         click.echo(result.calibration.write_json())
         return

@@ -7,6 +7,8 @@ The public API::
     wh = relcol.open_warehouse()          # a Warehouse: .predictions(), .sql(), .studies()
     relcol.calibration(wh, study="default")
     relcol.report(wh, study="default", out="reports/default")
+    relcol.ingest_predictions("llm.csv", wh, name="email-llm")   # predictions made elsewhere
+    relcol.recalibrate(wh, study="email-llm", methods=["temperature", "isotonic"])
 
 Metrics as Polars expressions are in ``relcol.metrics``.
 """
@@ -22,9 +24,23 @@ from typing import TYPE_CHECKING, Any
 _LAZY = {
     "ReportResult": "relcol._api",
     "calibration": "relcol._api",
+    "consistency": "relcol._api",
+    "scorecard": "relcol._api",
+    "simulate_consistency": "relcol._api",
     "ingest": "relcol._api",
     "open_warehouse": "relcol._api",
     "report": "relcol._api",
+    "ExampleResult": "relcol._api",
+    "PredictionsResult": "relcol._api",
+    "RecalibrationResult": "relcol._api",
+    "by_class": "relcol._api",
+    "example": "relcol._api",
+    "ingest_predictions": "relcol._api",
+    "multilabel": "relcol._api",
+    "multilabel_bins": "relcol._api",
+    "recalibrate": "relcol._api",
+    "recalibration": "relcol._api",
+    "read_predictions": "relcol.data",
     "RelcolError": "relcol.errors",
     "Warehouse": "relcol.store",
     "IngestResult": "relcol.study",
@@ -33,22 +49,56 @@ _LAZY = {
     "parse_study": "relcol.study",
 }
 __all__ = [
+    "ExampleResult",
     "IngestResult",
+    "PredictionsResult",
+    "RecalibrationResult",
     "RelcolError",
     "ReportResult",
     "Study",
     "Warehouse",
+    "by_class",
     "calibration",
+    "consistency",
+    "example",
     "ingest",
+    "ingest_predictions",
     "load_study",
+    "multilabel",
+    "multilabel_bins",
     "open_warehouse",
     "parse_study",
+    "read_predictions",
+    "recalibrate",
+    "recalibration",
     "report",
+    "scorecard",
+    "simulate_consistency",
 ]
 assert set(__all__) == set(_LAZY)
 
 if TYPE_CHECKING:
-    from relcol._api import ReportResult, calibration, ingest, open_warehouse, report
+    from relcol._api import (
+        ExampleResult,
+        PredictionsResult,
+        RecalibrationResult,
+        ReportResult,
+        by_class,
+        calibration,
+        consistency,
+        example,
+        ingest,
+        ingest_predictions,
+        multilabel,
+        multilabel_bins,
+        open_warehouse,
+        recalibrate,
+        recalibration,
+        report,
+        scorecard,
+        simulate_consistency,
+    )
+    from relcol.data import read_predictions
     from relcol.errors import RelcolError
     from relcol.store import Warehouse
     from relcol.study import IngestResult, Study, load_study, parse_study
@@ -56,5 +106,11 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
+        module = import_module(_LAZY[name])
+        # Importing relcol._api imports the subpackage relcol.report, which Python then binds
+        # as the attribute `relcol.report`, shadowing the function; bind the module's names.
+        for other, where in _LAZY.items():
+            if where == _LAZY[name]:
+                globals()[other] = getattr(module, other)
+        return globals()[name]
     raise AttributeError(f"module 'relcol' has no attribute {name!r}")

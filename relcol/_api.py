@@ -18,8 +18,28 @@ from pathlib import Path
 import polars as pl
 
 from relcol import metrics
-from relcol.errors import RelcolError
+
+# Predictions made elsewhere, multi-label, recalibration: re-exported as relcol.<name>.
+from relcol._external import (  # noqa: F401
+    ExampleResult,
+    PredictionsResult,
+    RecalibrationResult,
+    by_class,
+    example,
+    external_tables,
+    ingest_predictions,
+    multilabel,
+    multilabel_bins,
+    recalibrate,
+    recalibration,
+)
+from relcol.analysis._bins import figure_tables, risk_coverage
+from relcol.analysis._scorecard import corruption_error
+from relcol.analysis._scorecard import scorecard as _scorecard
+from relcol.analysis._statistical import statistical_tables
+from relcol.errors import ParameterError, RelcolError
 from relcol.report import terminal_summary, write_report
+from relcol.report._html import SECTIONS
 from relcol.store import CELL, MATERIALISED, Warehouse
 from relcol.study import IngestResult, Study, load_study, run_study
 
@@ -71,6 +91,77 @@ def calibration(
     return frame.sort(CELL, nulls_last=True)
 
 
+def consistency(
+    warehouse: Warehouse | str | os.PathLike[str] | None = None,
+    *,
+    study: str | None = None,
+    engine: str = "polars",
+) -> pl.DataFrame:
+    """The consistency table of one study (one row per cell × axis with τ >= 2), from either engine."""
+    wh = _warehouse(warehouse)
+    study = wh.require_study(study)
+    if engine == "polars":
+        frame = metrics.consistency(wh.predictions(study), CELL).collect()
+    elif engine == "duckdb":
+        frame = wh.sql("SELECT * FROM consistency WHERE study = ?", [study])
+    else:
+        raise RelcolError(f"engine must be one of {', '.join(ENGINES)}. Got {engine!r}.")
+    return frame.sort([*CELL, "axis"], nulls_last=True)
+
+
+def scorecard(
+    warehouse: Warehouse | str | os.PathLike[str] | None = None,
+    *,
+    study: str | None = None,
+    baseline: str = "logistic_regression",
+    weights: dict[str, float] | None = None,
+    bins: int = 15,
+) -> pl.DataFrame:
+    """The robustness scorecard (METRICS.md §8) of one study: one row per dataset × model.
+
+    ``weights`` maps ``stability``, ``resilience`` and ``reliability`` to their weights in
+    the composite (default 0.4/0.3/0.3); corruption errors are against ``baseline``.
+    """
+    wh = _warehouse(warehouse)
+    study = wh.require_study(study)
+    return _scorecard(
+        calibration(wh, study=study, bins=bins),
+        wh.predictions(study),
+        baseline=baseline,
+        weights=weights,
+    )
+
+
+def simulate_consistency(
+    warehouse: Warehouse | str | os.PathLike[str] | None = None,
+    *,
+    replace: bool = False,
+    **simulation: object,
+) -> IngestResult:
+    """Simulate a consistency study into a warehouse, committed like a study (seeds/004).
+
+    ``simulation`` holds the fields of ``relcol.study._simulate.ConsistencySimulation``:
+    ``name``, ``samples``, ``replicates``, ``classes``, ``error_rates``, ``perturbation``,
+    ``seed``, ``families``, ``conditions``.
+    """
+    from relcol.study._simulate import ConsistencySimulation, run_simulation
+
+    return run_simulation(
+        ConsistencySimulation(**simulation), _warehouse(warehouse), replace=replace
+    )
+
+
+def _consistency_tables(
+    wh: Warehouse, study: str, calibration: pl.DataFrame
+) -> dict[str, pl.DataFrame]:
+    """``consistency`` (when some cell has replicates), ``scorecard`` and ``corruption_error``."""
+    table = consistency(wh, study=study)
+    tables = {"consistency": table} if not table.is_empty() else {}
+    tables["scorecard"] = _scorecard(calibration, wh.predictions(study))
+    tables["corruption_error"] = corruption_error(calibration)
+    return tables
+
+
 @dataclass(frozen=True)
 class ReportResult:
     """What ``report`` wrote."""
@@ -82,19 +173,88 @@ class ReportResult:
     summary: str
 
 
-def report_tables(wh: Warehouse, study: str, *, bins: int = 15) -> dict[str, pl.DataFrame]:
+def report_tables(
+    wh: Warehouse,
+    study: str,
+    *,
+    bins: int = 15,
+    bootstrap: int = 1000,
+    alpha: float = 0.05,
+    tau: float = 0.05,
+    seed: int = 0,
+) -> dict[str, pl.DataFrame]:
     """Every table the report shows and exports, by name (``calibration`` first).
 
     Each metric family adds its table here; the report shows a section for each
     table it finds, and ``relcol report`` materialises those named in
-    ``relcol.store.MATERIALISED``.
+    ``relcol.store.MATERIALISED``. The figure-ready tables (``reliability``,
+    ``confidence_histogram``) come last, from the final ``calibration_bins``.
+
+    With ``bootstrap`` = B > 0 the statistical layer (METRICS.md §6) adds percentile
+    intervals at level 1 − ``alpha`` beside every metric (paired Poisson bootstrap over test
+    samples, generator offset ``seed``), the per-seed values (``seeds``), the paired
+    ``differences``, the ``trends`` and the ``thresholds`` (d* with margin ``tau``).
     """
-    return {
-        "calibration": calibration(wh, study=study, bins=bins).with_columns(
-            bins=pl.lit(bins, pl.Int32)
-        ),
+    bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
+    metric_tables, samples = _metric_tables(wh, study, bins=bins)
+    tables = {
+        **metric_tables,
         "corruptions": wh.sql("SELECT * FROM corruptions WHERE study = ?", [study]),
+        **external_tables(wh, study, bins=bins),
     }
+    if bootstrap:
+        layer = statistical_tables(
+            wh.predictions(study),
+            tables,
+            replicates=bootstrap,
+            alpha=alpha,
+            tau=tau,
+            seed=seed,
+            bins=bins,
+        )
+        tables |= layer
+        tables["calibration"] = tables["calibration"].with_columns(
+            bootstrap=pl.lit(bootstrap, pl.Int32)
+        )
+    tables |= _consistency_tables(wh, study, tables["calibration"])
+    return tables | figure_tables(tables, samples)
+
+
+def _check_statistics(bootstrap: object, alpha: object, tau: object, seed: object):
+    """The statistical layer's options, checked at the boundary."""
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
+        raise ParameterError(f"bootstrap must be an int >= 0 (0: no intervals). Got {bootstrap!r}.")
+    number = (int, float)
+    if isinstance(alpha, bool) or not isinstance(alpha, number) or not 0 < alpha < 1:
+        raise ParameterError(f"alpha must be a number in (0, 1). Got {alpha!r}.")
+    if isinstance(tau, bool) or not isinstance(tau, number) or not tau >= 0:
+        raise ParameterError(f"tau must be a number >= 0. Got {tau!r}.")
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**62:
+        raise ParameterError(f"seed must be an int in [0, 2^62). Got {seed!r}.")
+    return bootstrap, float(alpha), float(tau), seed
+
+
+#: Monte Carlo draws R behind ``ece_null`` in the report's calibration table.
+ECE_NULL_DRAWS = 100
+
+
+def _metric_tables(
+    wh: Warehouse, study: str, *, bins: int
+) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """``calibration`` (with its ``bins``), ``calibration_bins``, ``discrimination``,
+    ``selective`` and ``risk_coverage`` (the curve on a coverage grid) of one study, computed
+    together: one scan of the rows and one sort per cell for all of them; and the distinct
+    test samples of each cell (``samples``), which the reliability intervals need."""
+    names = ("calibration", "calibration_bins", "discrimination", "selective")
+    predictions = wh.predictions(study)
+    lazy = metrics.metric_tables(predictions, CELL, bins=bins, draws=ECE_NULL_DRAWS)
+    plans = [lazy[name] for name in names]
+    plans.append(risk_coverage(lazy["selective_curve"]))
+    plans.append(predictions.group_by(CELL).agg(samples=pl.col("sample_id").n_unique()))
+    *frames, samples = pl.collect_all(plans)
+    tables = dict(zip((*names, "risk_coverage"), frames, strict=True))
+    tables["calibration"] = tables["calibration"].with_columns(bins=pl.lit(bins, pl.Int32))
+    return tables, samples
 
 
 def report(
@@ -103,14 +263,38 @@ def report(
     study: str | None = None,
     out: str | os.PathLike[str] | None = None,
     bins: int = 15,
+    bootstrap: int = 1000,
+    alpha: float = 0.05,
+    tau: float = 0.05,
+    seed: int = 0,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportResult:
-    """Compute the metric tables of one study, materialise them, and write the HTML report."""
+    """Compute the metric tables of one study, materialise them, and write the HTML report.
+
+    ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau`` and ``seed`` set the
+    statistical layer (``report_tables``).
+
+    ``progress``, when given, is called as ``progress(step, done, total)`` after each step
+    (``"tables"``, ``"warehouse"``, each section of the page, ``"files"``), with ``total``
+    the same in every call, so a caller can draw a progress bar on its first call.
+    """
+    steps = ["tables", "warehouse", *SECTIONS, "files"]
+    done = iter(range(1, len(steps) + 1))
+
+    def advance(step: str) -> None:
+        if progress is not None:
+            progress(step, next(done), len(steps))
+
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
-    tables = report_tables(wh, study, bins=bins)
+    tables = report_tables(
+        wh, study, bins=bins, bootstrap=bootstrap, alpha=alpha, tau=tau, seed=seed
+    )
+    advance("tables")
     for view, name in MATERIALISED.items():
         if name in tables:
             wh.write_table(view, study, tables[name])
+    advance("warehouse")
     run = wh.sql(
         "SELECT * FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
     ).row(0, named=True)
@@ -122,13 +306,16 @@ def report(
         "bins": bins,
         "created": run["finished_at"].strftime("%Y-%m-%d %H:%M UTC"),
         "rows": run["rows"],
+        "draws": ECE_NULL_DRAWS,
     }
+    if bootstrap:
+        meta |= {"bootstrap": bootstrap, "level": 1 - alpha, "alpha": alpha, "tau": tau}
+        meta |= {"seed": seed}
     out_dir = Path(out) if out is not None else Path("reports") / study
-    html = write_report(out_dir, tables=tables, meta=meta)
+    html = write_report(out_dir, tables=tables, meta=meta, progress=advance)
     table = tables["calibration"]
-    return ReportResult(
-        study=study, out=out_dir, html=html, calibration=table, summary=terminal_summary(table)
-    )
+    summary = terminal_summary(table, tables.get("thresholds"))
+    return ReportResult(study=study, out=out_dir, html=html, calibration=table, summary=summary)
 
 
 def _warehouse(warehouse: Warehouse | str | os.PathLike[str] | None) -> Warehouse:

@@ -16,6 +16,7 @@ from scipy import stats
 from relcol.metrics import (
     auroc,
     calibration,
+    harmonic,
     hash32,
     metric_tables,
     normal,
@@ -239,3 +240,18 @@ def test_stream_keys_are_fixed():
     assert stream_key("bootstrap:default") == 1941477685
     assert 0 <= stream_key("anything") < 2**31
     assert stream_key("a") != stream_key("b")
+
+
+def test_harmonic_numbers_to_the_last_bits_in_both_engines():
+    n = np.r_[np.arange(0, 300), [10**4, 10**6, 12_345_678, 2**40]]
+    frame = pl.DataFrame({"n": n})
+    polars = frame.select(harmonic(pl.col("n"))).to_series().to_numpy()
+    con = duckdb.connect()
+    con.execute(sql_text("macros/harmonic.sql"))
+    sql = next(iter(con.sql("SELECT harmonic(n) FROM frame").fetchnumpy().values()))
+    np.testing.assert_array_equal(polars, sql)
+    exact = np.cumsum(np.r_[0.0, 1 / np.arange(1, 10**4 + 1, dtype=np.float64)])
+    small = n[n <= 10**4]
+    # (the running sum of the reference itself drifts by ~1e−15 per thousand terms)
+    np.testing.assert_allclose(polars[: len(small)], exact[small], rtol=1e-14, atol=0)
+    assert polars[0] == 0.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import importlib
 import re
 import subprocess
 import sys
@@ -12,7 +13,6 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import relcol.report._terminal
 from relcol.errors import ColumnNotFoundError, InputError
 from relcol.report import (
     OKABE_ITO,
@@ -99,7 +99,7 @@ def report(tmp_path_factory):
 
 
 def test_write_report_writes_the_page_and_every_table(report):
-    out, index, _ = report
+    out, index, html = report
     assert index == out / "index.html"
     assert sorted(p.name for p in out.iterdir()) == [
         "calibration.csv",
@@ -107,7 +107,17 @@ def test_write_report_writes_the_page_and_every_table(report):
         "corruptions.csv",
         "corruptions.parquet",
         "index.html",
+        "tables",
     ]
+    # Every table shown: HTML, CSV, Parquet, and LaTeX where great-tables can write it.
+    shown = re.findall(r'<div id="(relcol-[\w-]+)"', html)
+    exported = sorted(p.name for p in (out / "tables").iterdir())
+    for table in shown:
+        for suffix in ("html", "csv", "parquet", "tex"):
+            assert f"{table}.{suffix}" in exported
+    assert len(exported) == 4 * len(shown)
+    links = re.findall(r'<a href="(tables/[^"]+)"', html)
+    assert sorted(links) == sorted(f"tables/{name}" for name in exported)
 
 
 def test_exports_round_trip(report):
@@ -119,8 +129,8 @@ def test_exports_round_trip(report):
 def test_html_content(report):
     _, _, html = report
     assert html.startswith("<!DOCTYPE html>")
-    assert html.count("<svg") == len(DATASETS)
-    assert "Calibration by cell: default" in html
+    assert html.count("<figure>") == len(DATASETS)  # a degradation figure per dataset
+    assert "Calibration by cell: digits" in html and "Calibration by cell: breast_cancer" in html
     assert "10 equal-width bins, (m/M, (m+1)/M]" in html  # bins from meta
     for name in (*MODELS, *CORRUPTIONS, *DATASETS):
         assert name in html
@@ -129,6 +139,8 @@ def test_html_content(report):
     assert '<pre class="spec">name = &quot;default&quot;' in html
     sections = re.findall(r'<section id="(\w+)"', html)
     assert sections == ["summary", "degradation", "calibration", "corruptions", "methods"]
+    nav = html[html.index("<nav") : html.index("</nav>")]
+    assert re.findall(r'href="#(\w+)"', nav) == sections
 
 
 def test_summary_names_the_worst_cell(report):
@@ -193,7 +205,7 @@ def test_extra_columns_render(tmp_path):
         encoding="utf-8"
     )
     table = html[html.index('id="calibration"') : html.index('id="methods"')]
-    assert ">brier<" in table
+    assert ">Brier<" in table  # a known metric column, with its label
     first = CAL.row(0, named=True)
     assert f"{first['ece']:.3f} [{first['ece'] - 0.015:.3f}, {first['ece'] + 0.015:.3f}]" in table
     assert "bins = 10; engine = polars" in table
@@ -205,7 +217,8 @@ def test_single_cell(tmp_path):
     html = write_report(tmp_path, tables={"calibration": one}, meta=META).read_text(
         encoding="utf-8"
     )
-    assert "<svg" in html
+    # One severity: nothing varies with d, so no degradation curves.
+    assert 'id="degradation"' not in html and "<svg" not in html
     assert "1 cells" not in html and "1 dataset, 1 model, 1 corruption" in html
     assert "never overconfident" not in html  # gap 0.02 > 0
     assert len(terminal_summary(one).splitlines()) == 4
@@ -262,12 +275,13 @@ def test_figure_layout_and_consistent_colours():
     for dataset in DATASETS:
         fig = degradation_figure(CAL.filter(dataset=dataset), styles=styles)
         axes = fig.get_axes()
-        assert len(axes) == 3 * len(CORRUPTIONS)
+        assert len(axes) == 4 * len(CORRUPTIONS)
         assert [ax.get_title() for ax in axes[: len(CORRUPTIONS)]] == list(CORRUPTIONS)
         assert [ax.get_ylabel() for ax in axes[:: len(CORRUPTIONS)]] == [
             "accuracy",
             "mean confidence",
             "ECE",
+            "gap Δ = conf. − acc.",
         ]
         assert axes[-1].get_xlabel() == "severity d"
         legend = fig.legends[0]
@@ -282,7 +296,8 @@ def test_importing_report_does_not_import_matplotlib():
 
 
 def test_terminal_doctest():
-    result = doctest.testmod(relcol.report._terminal)
+    # relcol.report is the report() function once the API is loaded; fetch the module itself
+    result = doctest.testmod(importlib.import_module("relcol.report._terminal"))
     assert result.attempted > 0
     assert result.failed == 0
 
@@ -302,6 +317,9 @@ def test_several_studies_are_kept_apart():
     digits = CAL.filter(dataset="digits")
     both = pl.concat([digits, digits.with_columns(study=pl.lit("rerun"))])
     html = render_html({"calibration": both}, meta={**META, "study": "default + rerun"})
-    assert html.count("<svg") == 2
+    assert html.count("<figure>") == 2
     assert "lightgbm under label_noise in rerun: at d = 0.5" in html
-    assert "rerun / digits / mcar" in html  # row group heading
+    # One block per study and dataset, each named; the glance table groups by both.
+    assert "<summary>default / digits</summary>" in html
+    assert "<summary>rerun / digits</summary>" in html
+    assert ">rerun / digits<" in html

@@ -50,12 +50,30 @@ def test_an_empty_warehouse_has_every_view_with_its_types(tmp_path):
         "predictions",
         "calibration",
         "calibration_bins",
+        "discrimination",
+        "selective_curve",
+        "selective",
         "runs",
         "classes",
         "corruptions",
     ):
         assert wh.sql(f"SELECT count(*) AS n FROM {view}")["n"][0] == 0
     assert wh.predictions().collect().schema == pl.Schema(PREDICTIONS)
+    # the metric views keep their column types on no rows (cell keys as in predictions)
+    for view, integers in {
+        "calibration": {"n"},
+        "calibration_bins": {"bin", "n"},
+        "discrimination": {"n"},
+        "selective_curve": {"n", "accepted"},
+        "selective": {"n"},
+    }.items():
+        described = wh.sql(f"DESCRIBE {view}")
+        kinds = dict(zip(described["column_name"], described["column_type"], strict=True))
+        assert all(kinds[key] == types[key] for key in ("study", "severity", "label"))
+        metrics = set(kinds) - {"study", "dataset", "model", "corruption", "severity", "label"}
+        text = {"binning", "score"}
+        assert {c for c in metrics if kinds[c] == "BIGINT"} == integers, view
+        assert all(kinds[c] == "DOUBLE" for c in metrics - integers - text), view
 
 
 def test_ingest_writes_the_long_table_with_exact_types_and_a_unique_key(tiny_warehouse):

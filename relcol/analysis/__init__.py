@@ -6,7 +6,69 @@ metric itself (DESIGN.md §2).
 
 from __future__ import annotations
 
+from relcol.analysis._bootstrap import (
+    Replicates,
+    bin_metrics,
+    bootstrap,
+    intervals,
+    paired_differences,
+    percentile_interval,
+    poisson_weight,
+    poisson_weights,
+    rank_metrics,
+    seed_spread,
+    with_intervals,
+)
 from relcol.analysis._corruptions import realised_rates
+from relcol.analysis._coverage import CoverageResult, coverage_study, simulate_studies
 from relcol.analysis._degradation import degradation_summary, worst_gaps
+from relcol.analysis._multilabel import multilabel_bins, multilabel_calibration, multilabel_pairs
+from relcol.analysis._recalibration import (
+    METHODS,
+    RecalibrationMap,
+    calibration_split,
+    fit_map,
+    recalibrate_rows,
+    recalibration_table,
+)
+from relcol.analysis._scores import binary_scores
+from relcol.analysis._statistical import statistical_tables
+from relcol.analysis._thresholds import TrafficLight, cell_lights, thresholds
+from relcol.analysis._trends import spearman, spearman_rows, trends
 
-__all__ = ["degradation_summary", "realised_rates", "worst_gaps"]
+__all__ = [
+    "METHODS",
+    "CoverageResult",
+    "RecalibrationMap",
+    "Replicates",
+    "TrafficLight",
+    "bin_metrics",
+    "binary_scores",
+    "bootstrap",
+    "calibration_split",
+    "cell_lights",
+    "coverage_study",
+    "degradation_summary",
+    "fit_map",
+    "intervals",
+    "multilabel_bins",
+    "multilabel_calibration",
+    "multilabel_pairs",
+    "paired_differences",
+    "percentile_interval",
+    "poisson_weight",
+    "poisson_weights",
+    "rank_metrics",
+    "realised_rates",
+    "recalibrate_rows",
+    "recalibration_table",
+    "seed_spread",
+    "simulate_studies",
+    "spearman",
+    "spearman_rows",
+    "statistical_tables",
+    "thresholds",
+    "trends",
+    "with_intervals",
+    "worst_gaps",
+]

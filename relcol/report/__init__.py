@@ -7,20 +7,36 @@ imported only when a figure is drawn.
 
 from __future__ import annotations
 
-from relcol.report._figures import OKABE_ITO, degradation_figure, figure_svg, model_styles
-from relcol.report._html import ReportMeta, render_html, write_report
+from relcol.report._figures import (
+    OKABE_ITO,
+    confidence_figure,
+    consistency_figure,
+    degradation_figure,
+    figure_svg,
+    model_styles,
+    reliability_figure,
+    risk_coverage_figure,
+    scorecard_figure,
+)
+from relcol.report._html import SECTIONS, ReportMeta, render_html, write_report
 from relcol.report._tables import calibration_table, realised_rates_table
 from relcol.report._terminal import terminal_summary
 
 __all__ = [
     "OKABE_ITO",
+    "SECTIONS",
     "ReportMeta",
     "calibration_table",
+    "confidence_figure",
+    "consistency_figure",
     "degradation_figure",
     "figure_svg",
     "model_styles",
     "realised_rates_table",
+    "reliability_figure",
     "render_html",
+    "risk_coverage_figure",
+    "scorecard_figure",
     "terminal_summary",
     "write_report",
 ]

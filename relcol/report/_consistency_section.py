@@ -2,6 +2,9 @@
 
 Formatting only: every number shown is a column of the ``consistency`` and ``scorecard``
 tables that ``relcol.metrics.consistency`` and ``relcol.analysis.scorecard`` computed.
+Consistency: per dataset (a collapsible block each), a panel of mean accuracy beside the
+consistently-correct share against severity, then a table per model. Scorecard: a dot plot
+of the scores per model, then the table.
 """
 
 from __future__ import annotations
@@ -13,6 +16,14 @@ import polars as pl
 from great_tables import GT
 
 from relcol.analysis._frames import require_columns, sort_by_appearance
+from relcol.report._figures import (
+    Styles,
+    consistency_figure,
+    figure_svg,
+    model_styles,
+    scorecard_figure,
+)
+from relcol.report._layout import by_dataset, figure
 from relcol.report._tables import table_html
 
 _AXES = {"seed": "across training seeds", "repeat": "across corruption repeats"}
@@ -30,10 +41,20 @@ _SCORES = {
 }
 
 
-def consistency_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
+def consistency_section(
+    tables: Mapping[str, pl.DataFrame], *, styles: Styles | None = None, **_: object
+) -> str:
     """The HTML sections for the ``consistency`` and ``scorecard`` tables that are present
-    (an empty string when neither is); other keywords of the report's section list are ignored."""
+    (an empty string when neither is); ``styles``: the report's model styles; other keywords
+    of the report's section list are ignored."""
     sections = []
+    models = [
+        m
+        for name in ("consistency", "scorecard")
+        if tables.get(name) is not None and "model" in tables[name].columns
+        for m in tables[name].get_column("model").unique(maintain_order=True).to_list()
+    ]
+    styles = styles or model_styles(list(dict.fromkeys(models)))
     table = tables.get("consistency")
     if table is not None and not table.is_empty():
         require_columns(
@@ -43,12 +64,14 @@ def consistency_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
             "consistency",
         )  # fmt: skip
         sections.append(
-            _section("consistency", "Consistency across seeds and repeats", _consistency(table))
+            _section(
+                "consistency", "Consistency across seeds and repeats", _consistency(table, styles)
+            )
         )
     card = tables.get("scorecard")
     if card is not None and not card.is_empty():
         require_columns(card, ("dataset", "model", *_SCORES, "weights", "baseline"), "scorecard")
-        sections.append(_section("scorecard", "Robustness scorecard", _scorecard(card)))
+        sections.append(_section("scorecard", "Robustness scorecard", _scorecard(card, styles)))
     return "\n".join(sections)
 
 
@@ -56,7 +79,7 @@ def _section(anchor: str, heading: str, body: str) -> str:
     return f'<section id="{anchor}">\n<h2>{escape(heading)}</h2>\n{body}\n</section>'
 
 
-def _consistency(table: pl.DataFrame) -> str:
+def _consistency(table: pl.DataFrame, styles: Styles) -> str:
     axes = [a for a in _AXES if a in set(table["axis"])]
     replicates = "; ".join(
         f"{_span(table.filter(pl.col('axis') == a)['replicates'])} {_PER[a]}" for a in axes
@@ -71,12 +94,35 @@ def _consistency(table: pl.DataFrame) -> str:
         "a seed hold the same predictions and churn across repeats is 0 there by construction.</p>"
     )
     wide = _by_axis(table, axes)
-    several = table["study"].n_unique() > 1 if "study" in table.columns else False
-    parts = [intro]
-    for index, model in enumerate(wide["model"].unique(maintain_order=True)):
-        part = wide.filter(pl.col("model") == model)
-        parts.append(table_html(_model_table(part, model, index, axes, several)))
-    return "\n".join(parts)
+    single = table.filter(pl.col("label").is_null()) if "label" in table.columns else table
+
+    def render(part: pl.DataFrame, name: str, block: int) -> str:
+        parts = []
+        curves = single.filter(
+            pl.all_horizontal(
+                pl.col(k) == part.row(0, named=True)[k]
+                for k in ("study", "dataset")
+                if k in part.columns
+            )
+        )
+        if not curves.is_empty() and set(curves["axis"]) & {"seed", "repeat"}:
+            fig = consistency_figure(curves, title=name, styles=styles)
+            svg = figure_svg(fig, id_prefix=f"cons{block}", label=f"Consistency panels for {name}")
+            parts.append(
+                figure(
+                    svg,
+                    f"{escape(name)}: mean accuracy of the replicates (solid) beside the share "
+                    "of samples every replicate got right (dashed), a row per axis of "
+                    "variation. The wider the gap between them, the less the errors repeat.",
+                )
+            )
+        for index, model in enumerate(part["model"].unique(maintain_order=True)):
+            rows = part.filter(pl.col("model") == model)
+            table_id = f"{block}-{index}"
+            parts.append(table_html(_model_table(rows, model, table_id, axes, several=False)))
+        return "\n".join(parts)
+
+    return intro + "\n" + by_dataset(wide, render)
 
 
 def _by_axis(table: pl.DataFrame, axes: list[str]) -> pl.DataFrame:
@@ -104,7 +150,7 @@ def _by_axis(table: pl.DataFrame, axes: list[str]) -> pl.DataFrame:
     return sort_by_appearance(wide, order, *rest)
 
 
-def _model_table(frame: pl.DataFrame, model: str, index: int, axes: list[str], several: bool) -> GT:
+def _model_table(frame: pl.DataFrame, model: str, index: str, axes: list[str], several: bool) -> GT:
     """One model's table; ``index`` numbers the tables (an HTML id; model names may hold ':')."""
     group = (["study"] if several else []) + ["dataset", "corruption"]
     if "label" in frame.columns and frame["label"].null_count() < frame.height:
@@ -131,7 +177,7 @@ def _model_table(frame: pl.DataFrame, model: str, index: int, axes: list[str], s
     return gt
 
 
-def _scorecard(card: pl.DataFrame) -> str:
+def _scorecard(card: pl.DataFrame, styles: Styles) -> str:
     several = "study" in card.columns and card["study"].n_unique() > 1
     group = (["study"] if several else []) + ["dataset"]
     if "label" in card.columns and card["label"].null_count() < card.height:
@@ -170,7 +216,19 @@ def _scorecard(card: pl.DataFrame) -> str:
     )
     for note in notes:
         gt = gt.tab_source_note(f"Missing values: {note}.")
-    return table_html(gt)
+    panel = ""
+    # The dot plot: one study's single-label rows (per-label scores stay in the table).
+    single = card.filter(pl.col("label").is_null()) if "label" in card.columns else card
+    studies = single["study"].n_unique() if "study" in single.columns else 1
+    if not single.is_empty() and studies == 1:
+        fig = scorecard_figure(single, styles=styles)
+        svg = figure_svg(fig, id_prefix="score", label="Robustness scorecard per model and dataset")
+        panel = figure(
+            svg,
+            "Stability S, resilience R, reliability L and their weighted robustness per model "
+            "(1 is best), a panel per dataset.",
+        )
+    return panel + "\n" + table_html(gt, collapse=False)
 
 
 def _span(values: pl.Series) -> str:

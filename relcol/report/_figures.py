@@ -1,22 +1,29 @@
-"""Degradation figures: accuracy, mean confidence and ECE against severity.
+"""The report's figures: degradation curves, reliability diagrams, confidence distributions,
+risk–coverage curves, consistency and scorecard panels.
 
-One matplotlib figure per dataset: a column per corruption, a row per metric, a
-line per model in one colour throughout the report. Figures are drawn on the Agg
-canvas without pyplot, so drawing never touches a notebook's backend, and are
-exported as deterministic inline SVG.
+Every figure draws the columns of a frame that ``relcol.metrics`` or ``relcol.analysis``
+computed, nothing else. One model keeps one colour, marker and dash pattern in every figure
+(:func:`model_styles`, from the colour-blind-safe Okabe–Ito palette). ``<metric>_lo`` and
+``<metric>_hi`` columns, when a frame has them, are drawn as bands or error bars.
+
+Figures are drawn on the Agg canvas without pyplot, so drawing never touches a notebook's
+backend, and exported by :func:`figure_svg` as deterministic inline SVG. Grids of small
+panels are laid out by hand (margins in inches) rather than by matplotlib's constrained
+layout, which costs a second or more per large grid.
 """
 
 from __future__ import annotations
 
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 # Okabe & Ito (2008), "Color universal design": distinguishable under the common
@@ -35,12 +42,15 @@ OKABE_ITO = (
 # in greyscale print too.
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 _DASHES = ("-", "--", ":", "-.")
+#: Neutral colours: reference lines, count bars, wrong predictions.
+GREY, LIGHT, INK = "#8C8C8C", "#DADADA", "#222222"
 
-# (column, axis label) for the three rows of a degradation figure.
+#: (column, axis label) for the rows of a degradation figure.
 PANELS = (
     ("accuracy", "accuracy"),
     ("mean_confidence", "mean confidence"),
     ("ece", "ECE"),
+    ("gap", "gap Δ = conf. − acc."),
 )
 
 _RC = {
@@ -49,12 +59,20 @@ _RC = {
     # Text stays text (searchable, small); the page's sans-serif renders it.
     "svg.fonttype": "none",
     "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 9,
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.grid": True,
-    "grid.color": "#e5e5e5",
+    "grid.color": "#E5E5E5",
     "grid.linewidth": 0.6,
+    "axes.axisbelow": True,
 }
+
+Styles = Mapping[str, Mapping[str, Any]]
 
 
 def model_styles(models: Sequence[str]) -> dict[str, dict[str, object]]:
@@ -73,21 +91,114 @@ def model_styles(models: Sequence[str]) -> dict[str, dict[str, object]]:
     return styles
 
 
+def _complete_styles(styles: Styles | None, models: Sequence[str]) -> Styles:
+    if styles is not None and all(m in styles for m in models):
+        return styles
+    known = list(styles or {})
+    return model_styles([*known, *(m for m in models if m not in known)])
+
+
+def _figure(
+    nrows: int,
+    ncols: int,
+    *,
+    panel: tuple[float, float],
+    left: float = 0.75,
+    right: float = 0.15,
+    top: float = 0.55,
+    bottom: float = 0.75,
+    wspace: float = 0.22,
+    hspace: float = 0.3,
+    sharex: bool | str = True,
+    sharey: bool | str = "row",
+):
+    """A figure of ``nrows`` × ``ncols`` panels of ``panel`` inches, margins in inches.
+
+    Spacing between panels (``wspace``, ``hspace``) is in inches too.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    width = left + right + ncols * panel[0] + (ncols - 1) * wspace
+    height = top + bottom + nrows * panel[1] + (nrows - 1) * hspace
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(
+        nrows,
+        ncols,
+        sharex=sharex,
+        sharey=sharey,
+        squeeze=False,
+        gridspec_kw={
+            "left": left / width,
+            "right": 1 - right / width,
+            "top": 1 - top / height,
+            "bottom": bottom / height,
+            "wspace": wspace / panel[0],
+            "hspace": hspace / panel[1],
+        },
+    )
+    return fig, axes
+
+
+def _legend(fig: Figure, handles: list, *, ncols: int, y: float = 0.0) -> None:
+    fig.legend(
+        handles=handles,
+        loc="lower center",
+        bbox_to_anchor=(0.5, y),
+        ncols=max(1, min(len(handles), ncols)),
+        frameon=False,
+        handlelength=2.2,
+        columnspacing=1.4,
+    )
+
+
+def _model_handles(styles: Styles, models: Sequence[str], **line) -> list:
+    """Legend entries in the report-wide model order, for the models drawn here."""
+    return [_legend_handle(style, m, **line) for m, style in styles.items() if m in models]
+
+
+def _legend_handle(style: Mapping[str, Any], model: str, **line):
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], lw=1.6, ms=4, label=_plain(model), **{**style, **line})
+
+
+def _plain(text: str) -> str:
+    """Show a name as typed: a ``$`` would otherwise start matplotlib mathtext."""
+    return text.replace("$", r"\$")
+
+
+def _values(frame: pl.DataFrame, column: str):
+    return frame.get_column(column).cast(pl.Float64).to_numpy()
+
+
+def _has_band(frame: pl.DataFrame, metric: str) -> bool:
+    return f"{metric}_lo" in frame.columns and f"{metric}_hi" in frame.columns
+
+
+def _ordered(frame: pl.DataFrame, column: str) -> list:
+    return frame.get_column(column).unique(maintain_order=True).to_list()
+
+
+# Degradation curves ------------------------------------------------------------------------------
+
+
 def degradation_figure(
     calibration: pl.DataFrame,
     *,
     title: str | None = None,
-    styles: dict[str, dict[str, object]] | None = None,
+    styles: Styles | None = None,
 ) -> Figure:
-    """Draw accuracy, mean confidence and ECE against severity for one dataset.
+    """Accuracy, mean confidence, ECE and the gap Δ against severity for one dataset.
 
     Parameters
     ----------
     calibration
         The calibration rows of one dataset (and one study). Corruptions become
-        columns in order of first appearance. Rows with a non-null ``label`` are
-        drawn as thin lines in their model's colour; ``<metric>_lo`` and
-        ``<metric>_hi`` columns, when present, are drawn as bands.
+        columns in order of first appearance, the metrics of :data:`PANELS` rows. Rows
+        with a non-null ``label`` are drawn as thin lines in their model's colour;
+        ``<metric>_lo`` and ``<metric>_hi`` columns, when present, as bands.
     title
         Figure title; defaults to the dataset name.
     styles
@@ -100,48 +211,41 @@ def degradation_figure(
         A figure on the Agg canvas (no pyplot state involved).
     """
     from matplotlib import rc_context
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    models = calibration.get_column("model").unique(maintain_order=True).to_list()
-    corruptions = calibration.get_column("corruption").unique(maintain_order=True).to_list()
-    if styles is None or any(m not in styles for m in models):
-        known = list(styles or {})
-        styles = model_styles([*known, *(m for m in models if m not in known)])
+    models = _ordered(calibration, "model")
+    corruptions = _ordered(calibration, "corruption")
+    styles = _complete_styles(styles, models)
     if title is None:
-        title = ", ".join(calibration.get_column("dataset").unique(maintain_order=True))
+        title = ", ".join(_ordered(calibration, "dataset"))
+    panels = [(m, label) for m, label in PANELS if m in calibration.columns]
 
     with rc_context(_RC):
         ncols = len(corruptions)
-        fig = Figure(figsize=(max(4.5, 1.2 + 2.5 * ncols), 7.0), layout="constrained")
-        FigureCanvasAgg(fig)
-        axes = fig.subplots(len(PANELS), ncols, sharex="col", sharey="row", squeeze=False)
+        fig, axes = _figure(
+            len(panels), ncols, panel=(1.75, 1.3), left=0.85, top=0.6, bottom=0.85,
+            sharex="col", sharey="row",
+        )  # fmt: skip
         for j, corruption in enumerate(corruptions):
             rows = calibration.filter(pl.col("corruption") == corruption)
-            for i, (metric, label) in enumerate(PANELS):
+            for i, (metric, label) in enumerate(panels):
                 ax = axes[i, j]
-                _draw_panel(ax, rows, metric, models, styles)
+                if metric == "gap":
+                    ax.axhline(0.0, color=GREY, lw=0.8, zorder=1)
+                _degradation_panel(ax, rows, metric, models, styles)
                 if i == 0:
-                    ax.set_title(_plain(corruption), fontsize=10)
-                if i == len(PANELS) - 1:
+                    ax.set_title(_plain(corruption))
+                if i == len(panels) - 1:
                     ax.set_xlabel("severity d")
                 if j == 0:
                     ax.set_ylabel(label)
-        _share_probability_scale(axes, calibration)
-        # Legend in the report-wide model order, listing the models drawn here.
-        handles = [_legend_handle(style, m) for m, style in styles.items() if m in models]
-        fig.legend(
-            handles=handles,
-            loc="outside lower center",
-            ncols=min(len(handles), 6, 2 * ncols),
-            frameon=False,
-        )
+        _share_probability_scale(axes, calibration, panels)
+        _legend(fig, _model_handles(styles, models), ncols=min(6, 2 * ncols + 1))
         fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
     return fig
 
 
-def _draw_panel(ax, rows: pl.DataFrame, metric: str, models, styles) -> None:
-    has_band = f"{metric}_lo" in rows.columns and f"{metric}_hi" in rows.columns
+def _degradation_panel(ax: Axes, rows: pl.DataFrame, metric: str, models, styles) -> None:
+    has_band = _has_band(rows, metric)
     has_label = "label" in rows.columns
     for model in models:
         lines = rows.filter(pl.col("model") == model)
@@ -151,40 +255,407 @@ def _draw_panel(ax, rows: pl.DataFrame, metric: str, models, styles) -> None:
         parts = lines.partition_by("label", maintain_order=True) if has_label else [lines]
         for part in parts:
             part = part.sort("severity")
-            x = part.get_column("severity").to_numpy()
-            y = part.get_column(metric).cast(pl.Float64).to_numpy()
+            x, y = _values(part, "severity"), _values(part, metric)
             per_label = has_label and part.get_column("label").null_count() == 0
             if per_label:
                 ax.plot(x, y, color=style["color"], linestyle=style["linestyle"], lw=0.8, alpha=0.4)
-            else:
-                ax.plot(x, y, lw=1.6, ms=4, **style)
-            if has_band and not per_label:
-                lo = part.get_column(f"{metric}_lo").cast(pl.Float64).to_numpy()
-                hi = part.get_column(f"{metric}_hi").cast(pl.Float64).to_numpy()
-                ax.fill_between(x, lo, hi, color=style["color"], alpha=0.15, lw=0)
+                continue
+            ax.plot(x, y, lw=1.5, ms=3.5, **style)
+            if has_band:
+                lo, hi = _values(part, f"{metric}_lo"), _values(part, f"{metric}_hi")
+                ax.fill_between(x, lo, hi, color=style["color"], alpha=0.18, lw=0)
 
 
-def _share_probability_scale(axes, calibration: pl.DataFrame) -> None:
+def _share_probability_scale(axes, calibration: pl.DataFrame, panels) -> None:
     """Give accuracy and mean confidence one y-range so the gap reads as a distance."""
-    values = pl.concat(
-        [calibration.get_column("accuracy"), calibration.get_column("mean_confidence")]
-    ).cast(pl.Float64)
-    low = values.min()
-    low = 0.0 if low is None else max(0.0, min(float(low), 0.9) - 0.05)
-    for row in (0, 1):
-        axes[row, 0].set_ylim(low, 1.02)
-    axes[2, 0].set_ylim(bottom=0.0)
+    metrics = [m for m, _ in panels]
+    shared = [i for i, m in enumerate(metrics) if m in ("accuracy", "mean_confidence")]
+    if shared:
+        values = pl.concat(
+            [calibration.get_column(metrics[i]).cast(pl.Float64) for i in shared]
+        ).drop_nans()
+        low = values.min()
+        low = 0.0 if low is None else max(0.0, min(float(low), 0.9) - 0.05)
+        for i in shared:
+            axes[i, 0].set_ylim(low, 1.02)
+    if "ece" in metrics:
+        axes[metrics.index("ece"), 0].set_ylim(bottom=0.0)
 
 
-def _legend_handle(style: dict[str, object], model: str):
+# Reliability diagrams and confidence distributions --------------------------------------------
+
+
+def stage_columns(rows: pl.DataFrame) -> list[tuple[str, str, float]]:
+    """The columns of a clean-vs-worst grid: (stage, corruption, severity).
+
+    The first column is the clean severity (the identity for every corruption, so one
+    column serves them all; it is read from the first corruption), then each corruption's
+    worst severity in order of first appearance.
+    """
+    columns = []
+    clean = rows.filter(pl.col("stage") == "clean")
+    if not clean.is_empty():
+        first = clean.row(0, named=True)
+        columns.append(("clean", first["corruption"], first["severity"]))
+    worst = rows.filter(pl.col("stage") == "worst").select("corruption", "severity")
+    for corruption, severity in worst.unique(maintain_order=True).iter_rows():
+        columns.append(("worst", corruption, severity))
+    return columns
+
+
+def _column_title(stage: str, corruption: str, severity: float) -> str:
+    if stage == "clean":
+        return f"clean (d = {severity:g})"
+    return f"{_plain(corruption)}\nd = {severity:g}"
+
+
+def _grid_rows(rows: pl.DataFrame) -> tuple[list[str], list[tuple[str, str, float]]]:
+    return _ordered(rows, "model"), stage_columns(rows)
+
+
+def _panel_rows(rows: pl.DataFrame, model: str, column: tuple[str, str, float]) -> pl.DataFrame:
+    stage, corruption, severity = column
+    return rows.filter(
+        (pl.col("model") == model)
+        & (pl.col("stage") == stage)
+        & (pl.col("corruption") == corruption)
+        & (pl.col("severity") == severity)
+    )
+
+
+def _row_label(ax: Axes, model: str, style: Mapping[str, Any]) -> None:
+    ax.set_ylabel(_plain(model), color=style["color"], fontweight="bold")
+
+
+def reliability_figure(
+    bins: pl.DataFrame, *, edges: int, title: str, styles: Styles | None = None
+) -> Figure:
+    """Reliability diagrams at the clean and worst severity, a row per model.
+
+    Parameters
+    ----------
+    bins
+        One dataset's single-label rows of the ``reliability`` table (one binning): cell
+        keys, ``stage``, ``bin``, ``bin_lower``, ``bin_upper``, ``share``,
+        ``mean_confidence``, ``accuracy``, ``accuracy_lo``, ``accuracy_hi``, ``n``.
+    edges
+        The number of equal-width bins M (the grey bars' edges are m/M).
+    title, styles
+        As in :func:`degradation_figure`.
+
+    Each panel: accuracy against mean confidence per bin with its interval, the diagonal
+    of perfect calibration, the share of the cell's rows in each bin as grey bars on the
+    same scale, and the cell's row count.
+    """
+    import numpy as np
+    from matplotlib import rc_context
+
+    models, columns = _grid_rows(bins)
+    styles = _complete_styles(styles, models)
+    grid = np.linspace(0.0, 1.0, edges + 1)
+    with rc_context(_RC | {"axes.grid": False}):
+        fig, axes = _figure(
+            len(models), len(columns), panel=(1.45, 1.45), left=0.9, top=0.75, bottom=0.95,
+            wspace=0.12, hspace=0.18, sharey=True,
+        )  # fmt: skip
+        for i, model in enumerate(models):
+            style = styles[model]
+            for j, column in enumerate(columns):
+                ax = axes[i, j]
+                part = _panel_rows(bins, model, column).sort("bin")
+                ax.plot([0, 1], [0, 1], color=GREY, lw=0.8, ls=(0, (3, 2)), zorder=1)
+                if not part.is_empty():
+                    share = np.zeros(edges)
+                    share[part.get_column("bin").to_numpy()] = _values(part, "share")
+                    ax.stairs(share, grid, fill=True, color=LIGHT, zorder=0)
+                    x, y = _values(part, "mean_confidence"), _values(part, "accuracy")
+                    ax.vlines(
+                        x, _values(part, "accuracy_lo"), _values(part, "accuracy_hi"),
+                        color=style["color"], lw=0.9, alpha=0.55, zorder=2,
+                    )  # fmt: skip
+                    ax.plot(x, y, lw=1.0, ms=3, zorder=3, **style)
+                    total = int(part.get_column("n").sum())
+                    ax.text(0.04, 0.95, f"n = {total:,}", transform=ax.transAxes, va="top",
+                            fontsize=7, color=INK)  # fmt: skip
+                if i == 0:
+                    ax.set_title(_column_title(*column))
+                if j == 0:
+                    _row_label(ax, model, style)
+        axes[0, 0].set_xlim(0, 1)
+        axes[0, 0].set_ylim(0, 1)
+        for ax in axes.flat:
+            ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
+            ax.set_yticks([0, 0.5, 1], ["0", ".5", "1"])
+            ax.set_aspect("equal")
+        fig.supxlabel("confidence (mean in bin)", y=0.33 / fig.get_figheight())
+        fig.supylabel("accuracy in bin", x=0.12 / fig.get_figwidth())
+        _legend(fig, _key_handles(), ncols=3)
+        fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
+    return fig
+
+
+def _key_handles() -> list:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    return [
+        Line2D([], [], color=INK, marker="o", ms=3, lw=1.0, label="accuracy per bin, interval"),
+        Line2D([], [], color=GREY, lw=0.8, ls=(0, (3, 2)), label="perfect calibration"),
+        Patch(color=LIGHT, label="share of rows in bin"),
+    ]
+
+
+def confidence_figure(
+    histograms: pl.DataFrame,
+    *,
+    edges: int,
+    title: str,
+    styles: Styles | None = None,
+    auroc: Mapping[tuple[str, str, float], float | None] | None = None,
+) -> Figure:
+    """Confidence distributions of right and wrong predictions, a row per model.
+
+    Parameters
+    ----------
+    histograms
+        One dataset's single-label rows of the ``confidence_histogram`` table: cell keys,
+        ``stage``, ``bin``, ``correct``, ``share``.
+    edges
+        The number of equal-width bins M.
+    title, styles
+        As in :func:`degradation_figure`.
+    auroc
+        AUROC by (model, corruption, severity), printed in the panel when given.
+    """
+    import numpy as np
+    from matplotlib import rc_context
+
+    models, columns = _grid_rows(histograms)
+    styles = _complete_styles(styles, models)
+    grid = np.linspace(0.0, 1.0, edges + 1)
+    with rc_context(_RC | {"axes.grid": False}):
+        fig, axes = _figure(
+            len(models), len(columns), panel=(1.45, 1.0), left=0.9, top=0.75, bottom=0.95,
+            wspace=0.12, hspace=0.18, sharey=True,
+        )  # fmt: skip
+        for i, model in enumerate(models):
+            style = styles[model]
+            for j, column in enumerate(columns):
+                ax = axes[i, j]
+                part = _panel_rows(histograms, model, column)
+                for correct in (True, False):
+                    rows = part.filter(pl.col("correct") == correct)
+                    share = np.zeros(edges)
+                    share[rows.get_column("bin").to_numpy()] = np.nan_to_num(_values(rows, "share"))
+                    if correct:
+                        ax.stairs(share, grid, fill=True, color=style["color"], alpha=0.45, lw=0)
+                    else:
+                        ax.stairs(share, grid, color=INK, lw=1.0)
+                value = (auroc or {}).get((model, column[1], column[2]))
+                if value is not None:
+                    ax.text(0.04, 0.95, f"AUROC {value:.2f}", transform=ax.transAxes, va="top",
+                            fontsize=7, color=INK)  # fmt: skip
+                if i == 0:
+                    ax.set_title(_column_title(*column))
+                if j == 0:
+                    _row_label(ax, model, style)
+        axes[0, 0].set_xlim(0, 1)
+        axes[0, 0].set_ylim(bottom=0)
+        for ax in axes.flat:
+            ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
+        fig.supxlabel("confidence", y=0.33 / fig.get_figheight())
+        fig.supylabel("share of the outcome's predictions", x=0.12 / fig.get_figwidth())
+        _legend(fig, _outcome_handles(), ncols=2)
+        fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
+    return fig
+
+
+def _outcome_handles() -> list:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    return [
+        Patch(color=GREY, alpha=0.6, label="right predictions (filled, model colour)"),
+        Line2D([], [], color=INK, lw=1.0, label="wrong predictions (line)"),
+    ]
+
+
+# Risk–coverage ---------------------------------------------------------------------------------
+
+
+def risk_coverage_figure(
+    curves: pl.DataFrame, *, title: str, styles: Styles | None = None
+) -> Figure:
+    """Risk–coverage curves at the clean and worst severity, a line per model.
+
+    Parameters
+    ----------
+    curves
+        One dataset's single-label rows of the ``risk_coverage`` table with a ``stage``
+        column: cell keys, ``stage``, ``coverage``, ``risk``.
+    title, styles
+        As in :func:`degradation_figure`.
+    """
+    from matplotlib import rc_context
+
+    models, columns = _grid_rows(curves)
+    styles = _complete_styles(styles, models)
+    with rc_context(_RC):
+        fig, axes = _figure(
+            1, len(columns), panel=(1.6, 1.5), left=0.75, top=0.6, bottom=0.95,
+            wspace=0.15, sharey=True,
+        )  # fmt: skip
+        for j, column in enumerate(columns):
+            ax = axes[0, j]
+            for model in models:
+                part = _panel_rows(curves, model, column).sort("coverage")
+                if not part.is_empty():
+                    ax.plot(_values(part, "coverage"), _values(part, "risk"), lw=1.4,
+                            markevery=10, ms=3, **styles[model])  # fmt: skip
+            ax.set_title(_column_title(*column))
+            ax.set_xlabel("coverage")
+            ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
+        axes[0, 0].set_xlim(0, 1)
+        axes[0, 0].set_ylim(bottom=0)
+        axes[0, 0].set_ylabel("selective risk\n(error rate of accepted)")
+        _legend(fig, _model_handles(styles, models), ncols=6)
+        fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
+    return fig
+
+
+# Consistency and the scorecard -----------------------------------------------------------------
+
+_AXIS_TITLES = {"seed": "across training seeds", "repeat": "across corruption repeats"}
+
+
+def consistency_figure(
+    consistency: pl.DataFrame, *, title: str, styles: Styles | None = None
+) -> Figure:
+    """Mean accuracy beside the consistently-correct share against severity.
+
+    Parameters
+    ----------
+    consistency
+        One dataset's single-label rows of the ``consistency`` table: cell keys, ``axis``,
+        ``accuracy``, ``consistently_correct``. A row of panels per axis (seed, repeat), a
+        column per corruption; solid lines are mean accuracy, dashed the share of samples
+        every replicate got right.
+    title, styles
+        As in :func:`degradation_figure`.
+    """
+    from matplotlib import rc_context
+
+    models = _ordered(consistency, "model")
+    corruptions = _ordered(consistency, "corruption")
+    axes_present = [a for a in _AXIS_TITLES if a in set(consistency.get_column("axis"))]
+    styles = _complete_styles(styles, models)
+    with rc_context(_RC):
+        fig, axes = _figure(
+            len(axes_present), len(corruptions), panel=(1.75, 1.35), left=0.85, top=0.6,
+            bottom=0.95, sharex="col", sharey=True,
+        )  # fmt: skip
+        for i, axis in enumerate(axes_present):
+            for j, corruption in enumerate(corruptions):
+                ax = axes[i, j]
+                rows = consistency.filter(
+                    (pl.col("axis") == axis) & (pl.col("corruption") == corruption)
+                )
+                for model in models:
+                    part = rows.filter(pl.col("model") == model).sort("severity")
+                    if part.is_empty():
+                        continue
+                    x = _values(part, "severity")
+                    style = styles[model]
+                    ax.plot(x, _values(part, "accuracy"), lw=1.4, ms=3, **style)
+                    ax.plot(x, _values(part, "consistently_correct"), lw=1.1, ms=3,
+                            **{**style, "linestyle": "--", "markerfacecolor": "white"})  # fmt: skip
+                if i == 0:
+                    ax.set_title(_plain(corruption))
+                if i == len(axes_present) - 1:
+                    ax.set_xlabel("severity d")
+                if j == 0:
+                    ax.set_ylabel(_AXIS_TITLES[axis])
+        axes[0, 0].set_ylim(top=1.02)
+        handles = _model_handles(styles, models) + _line_kind_handles()
+        _legend(fig, handles, ncols=min(len(handles), 8))
+        fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
+    return fig
+
+
+def _line_kind_handles() -> list:
     from matplotlib.lines import Line2D
 
-    return Line2D([], [], lw=1.6, ms=4, label=_plain(model), **style)
+    return [
+        Line2D([], [], color=INK, lw=1.4, label="mean accuracy"),
+        Line2D([], [], color=INK, lw=1.1, ls="--", label="consistently correct"),
+    ]
 
 
-def _plain(text: str) -> str:
-    """Show a name as typed: a ``$`` would otherwise start matplotlib mathtext."""
-    return text.replace("$", r"\$")
+#: (column, legend label, marker) of the scorecard panel.
+SCORES = (
+    ("stability", "stability S", "o"),
+    ("resilience", "resilience R", "s"),
+    ("reliability", "reliability L", "^"),
+    ("robustness", "robustness (weighted)", "D"),
+)
+
+
+def scorecard_figure(card: pl.DataFrame, *, styles: Styles | None = None) -> Figure:
+    """The robustness scorecard as a dot plot: a panel per dataset, a row per model.
+
+    Parameters
+    ----------
+    card
+        The ``scorecard`` table (one study): ``dataset``, ``model`` and the columns of
+        :data:`SCORES`, each in [0, 1]. Marker shapes tell the scores apart, the model's
+        colour the model; the composite robustness is the large filled diamond.
+    styles
+        As in :func:`degradation_figure`.
+    """
+    from matplotlib import rc_context
+    from matplotlib.lines import Line2D
+
+    datasets = _ordered(card, "dataset")
+    models = _ordered(card, "model")
+    styles = _complete_styles(styles, models)
+    with rc_context(_RC):
+        fig, axes = _figure(
+            1, len(datasets), panel=(2.6, 0.32 * len(models) + 0.3),
+            left=1.6, top=0.55, bottom=0.95, wspace=0.25, sharex=True, sharey=True,
+        )  # fmt: skip
+        for j, dataset in enumerate(datasets):
+            ax = axes[0, j]
+            rows = card.filter(pl.col("dataset") == dataset)
+            for i, model in enumerate(models):
+                row = rows.filter(pl.col("model") == model)
+                if row.is_empty():
+                    continue
+                colour = styles[model]["color"]
+                values = [row.get_column(c).cast(pl.Float64)[0] for c, _, _ in SCORES]
+                shown = [v for v in values if v is not None]
+                if shown:
+                    ax.hlines(i, min(shown), max(shown), color=colour, lw=0.8, alpha=0.6)
+                for (column, _, marker), value in zip(SCORES, values, strict=True):
+                    if value is None:
+                        continue
+                    big = column == "robustness"
+                    ax.plot([value], [i], marker=marker, ms=7 if big else 5, color=colour,
+                            markerfacecolor=colour if big else "white", lw=0)  # fmt: skip
+            ax.set_title(_plain(dataset))
+            ax.set_xlabel("score (1 = best)")
+        axes[0, 0].set_yticks(range(len(models)), [_plain(m) for m in models])
+        axes[0, 0].set_ylim(len(models) - 0.5, -0.5)
+        axes[0, 0].set_xlim(0, 1.02)
+        handles = [
+            Line2D([], [], color=INK, marker=marker, lw=0, ms=6 if column == "robustness" else 5,
+                   markerfacecolor=INK if column == "robustness" else "white", label=label)
+            for column, label, marker in SCORES
+        ]  # fmt: skip
+        _legend(fig, handles, ncols=4)
+    return fig
+
+
+# Export ----------------------------------------------------------------------------------------
 
 
 def figure_svg(fig: Figure, *, id_prefix: str, label: str | None = None) -> str:

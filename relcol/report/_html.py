@@ -1,31 +1,46 @@
 """The self-contained HTML report and the files written beside it.
 
-The page needs no network (inline CSS, inline SVG, no scripts) and is
-deterministic: the same inputs give the same bytes, and the only times it shows
-are those in the run metadata.
+The page needs no network (inline CSS, inline SVG, no scripts) and is deterministic: the
+same inputs give the same bytes, and the only times it shows are those in the run metadata.
+It opens with a summary and a navigation list, then answers DESIGN.md §6 in order: where
+trust breaks, degradation curves, reliability diagrams, discrimination and selective
+prediction, consistency and the scorecard, per-label calibration and recalibration, methods.
+A section appears when its table exists. Long tables and per-dataset parts are collapsible
+``<details>`` blocks, which need no script.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import inspect
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from html import escape
 from pathlib import Path
 from typing import Any, TypedDict
 
 import polars as pl
 
-from relcol.analysis import realised_rates, worst_gaps
 from relcol.analysis._frames import CELL_KEYS, require_columns
 from relcol.errors import InputError
-from relcol.report._figures import degradation_figure, figure_svg, model_styles
-from relcol.report._tables import (
-    bin_convention,
-    calibration_table,
-    realised_rates_table,
-    table_html,
+from relcol.report._classes import by_class_section
+from relcol.report._consistency_section import consistency_section
+from relcol.report._exports import Exports, collecting, flat
+from relcol.report._figures import model_styles
+from relcol.report._layout import anchors
+from relcol.report._methods import methods_section
+from relcol.report._metric_sections import discrimination_section, selective_section
+from relcol.report._multilabel import multilabel_section
+from relcol.report._recalibration import recalibration_section
+from relcol.report._sections import (
+    calibration_section,
+    corruptions_section,
+    degradation_section,
+    reliability_section,
 )
+from relcol.report._summary import header, summary_section
 
 _CALIBRATION_COLUMNS = (*CELL_KEYS, "n", "accuracy", "mean_confidence", "gap", "ece")
 
@@ -36,7 +51,7 @@ class ReportMeta(TypedDict, total=False):
     study: str
     """Study name; defaults to the ``study`` values of the calibration table."""
     spec: str
-    """The study spec (TOML text), shown verbatim."""
+    """The study spec (TOML text, or JSON for predictions made elsewhere), shown verbatim."""
     run_id: str
     versions: Mapping[str, str]
     """Package name → version."""
@@ -44,6 +59,14 @@ class ReportMeta(TypedDict, total=False):
     """Number of equal-width calibration bins M."""
     created: str
     """When the run was made, as the caller wants it shown."""
+    rows: int
+    """Predictions in the study."""
+    draws: int
+    """Monte Carlo draws R behind ``ece_null``."""
+    bootstrap: int
+    """Bootstrap replicates B behind the ``_lo``/``_hi`` intervals."""
+    level: float
+    """Coverage of those intervals (default 0.95)."""
 
 
 def write_report(
@@ -51,13 +74,15 @@ def write_report(
     *,
     tables: Mapping[str, pl.DataFrame],
     meta: Mapping[str, Any],
+    progress: Callable[[str], None] | None = None,
 ) -> Path:
     """Write the HTML report and every table into ``out_dir``.
 
-    Writes ``index.html`` and, for each entry of ``tables``, ``<name>.csv`` and
-    ``<name>.parquet`` (the same rows and columns), creating ``out_dir`` if
-    needed. Each file is written beside its final name and then renamed over it,
-    so a reader never sees half a file.
+    Writes ``index.html``; for each entry of ``tables``, ``<name>.csv`` and
+    ``<name>.parquet`` (the same rows and columns); and for each table the page shows,
+    ``tables/<id>.html``, ``.csv``, ``.parquet`` and, where great-tables can write it,
+    ``.tex``. Creates ``out_dir`` if needed. Each file is written beside its final name
+    and then renamed over it, so a reader never sees half a file.
 
     Parameters
     ----------
@@ -67,24 +92,34 @@ def write_report(
         The frames to show, by name. ``calibration`` (one row per cell, METRICS.md
         §11 names: at least the cell keys, ``n``, ``accuracy``, ``mean_confidence``,
         ``gap`` and ``ece``) is required; every other section appears when its
-        table is present (``corruptions``: realised corruption rates).
+        table is present (``reliability``, ``confidence_histogram``,
+        ``risk_coverage``, ``discrimination``, ``selective``, ``consistency``,
+        ``scorecard``, ``multilabel``, ``recalibration``, ``corruptions``,
+        ``thresholds``, ``trends`` …).
     meta
         Run metadata (:class:`ReportMeta`): ``bins`` (required), ``study``,
-        ``spec``, ``run_id``, ``versions``, ``created``.
+        ``spec``, ``run_id``, ``versions``, ``created``, ``rows``, ``draws``,
+        ``bootstrap``, ``level``.
+    progress
+        Called with a step's name as each section is rendered (:data:`SECTIONS`),
+        then with ``"files"`` once everything is written.
 
     Returns
     -------
     pathlib.Path
         The path of ``index.html``.
     """
-    page = render_html(tables, meta=meta)
+    page, exports = _render(tables, meta, progress)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():
-        _replace(out / f"{name}.csv", frame.write_csv)
+        _replace(out / f"{name}.csv", lambda path, f=frame: flat(f).write_csv(path))
         _replace(out / f"{name}.parquet", frame.write_parquet)
+    exports.write(out, _replace)
     index = out / "index.html"
     _replace(index, lambda path: path.write_text(page, encoding="utf-8"))
+    if progress is not None:
+        progress("files")
     return index
 
 
@@ -97,8 +132,66 @@ def _replace(path: Path, write) -> None:
         partial.unlink(missing_ok=True)
 
 
-def render_html(tables: Mapping[str, pl.DataFrame], *, meta: Mapping[str, Any]) -> str:
-    """The report page as a string; :func:`write_report` without the files."""
+def render_html(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    meta: Mapping[str, Any],
+    progress: Callable[[str], None] | None = None,
+) -> str:
+    """The report page as a string; :func:`write_report` without the files.
+
+    ``progress``, when given, is called with a section's name as each is done
+    (:data:`SECTIONS` lists them in page order).
+    """
+    page, _ = _render(tables, meta, progress)
+    return page
+
+
+#: The page's sections in order (DESIGN.md §6): each appears when its table exists.
+SECTIONS = (
+    "summary",
+    "trust",
+    "degradation",
+    "reliability",
+    "calibration",
+    "by_class",
+    "discrimination",
+    "selective",
+    "consistency",
+    "multilabel",
+    "recalibration",
+    "corruptions",
+    "methods",
+)
+
+
+def _builders() -> dict[str, Callable[..., str | None]]:
+    builders: dict[str, Callable[..., str | None]] = {
+        "summary": summary_section,
+        "degradation": degradation_section,
+        "reliability": reliability_section,
+        "calibration": calibration_section,
+        "by_class": by_class_section,
+        "discrimination": discrimination_section,
+        "selective": selective_section,
+        "consistency": consistency_section,
+        "multilabel": multilabel_section,
+        "recalibration": recalibration_section,
+        "corruptions": corruptions_section,
+        "methods": methods_section,
+    }
+    # "Where trust breaks" comes from the statistical layer's own module, when installed.
+    if importlib.util.find_spec("relcol.report._trust_section") is not None:
+        module = importlib.import_module("relcol.report._trust_section")
+        builders["trust"] = module.trust_section
+    return builders
+
+
+def _render(
+    tables: Mapping[str, pl.DataFrame],
+    meta: Mapping[str, Any],
+    progress: Callable[[str], None] | None,
+) -> tuple[str, Exports]:
     if "calibration" not in tables:
         raise InputError(f"tables: a 'calibration' table is required. Got {sorted(tables)}.")
     calibration, corruptions = tables["calibration"], tables.get("corruptions")
@@ -121,140 +214,42 @@ def render_html(tables: Mapping[str, pl.DataFrame], *, meta: Mapping[str, Any]) 
     study = meta.get("study") or ", ".join(
         calibration.get_column("study").unique(maintain_order=True)
     )
+    # One style per model for the whole report, so a model keeps its colour everywhere.
+    styles = model_styles(calibration.get_column("model").unique(maintain_order=True).to_list())
+    context = {"bins": bins, "styles": styles, "study": study, "meta": meta}
 
-    sections = [
-        _summary(calibration, study, meta),
-        _figures(calibration),
-        _section(
-            "calibration",
-            "Calibration by cell",
-            table_html(calibration_table(calibration, study=study, bins=bins)),
-        ),
-    ]
-    if corruptions is not None and not corruptions.is_empty():
-        sections.append(
-            _section(
-                "corruptions",
-                "Realised corruption rates",
-                table_html(realised_rates_table(realised_rates(corruptions))),
-            )
-        )
-    sections.append(_methods(meta, bins))
-    return _PAGE.format(
+    builders = _builders()
+    sections = []
+    with collecting() as exports:
+        for name in SECTIONS:
+            build = builders.get(name)
+            html = _call(build, tables, context) if build is not None else None
+            if html:
+                sections.append(html)
+            if progress is not None:
+                progress(name)
+    nav = "\n".join(
+        f'<li><a href="#{escape(anchor)}">{heading}</a></li>'
+        for anchor, heading in anchors(sections)
+    )
+    page = _PAGE.format(
         title=escape(f"relcol report: {study}"),
         css=_CSS,
+        header=header(study, meta),
+        nav=nav,
         body="\n".join(sections),
     )
+    return page, exports
 
 
-def _section(anchor: str, heading: str, body: str) -> str:
-    return f'<section id="{anchor}">\n<h2>{escape(heading)}</h2>\n{body}\n</section>'
-
-
-def _summary(calibration: pl.DataFrame, study: str, meta: Mapping[str, Any]) -> str:
-    counts = {k: calibration.get_column(k).n_unique() for k in ("dataset", "model", "corruption")}
-    severity = calibration.get_column("severity")
-    scope = (
-        f"{_plural(calibration.height, 'cell')}: {_plural(counts['dataset'], 'dataset')}, "
-        f"{_plural(counts['model'], 'model')}, {_plural(counts['corruption'], 'corruption')}, "
-        f"severity d from {severity.min():g} to {severity.max():g}."
-    )
-    run = [f"run <code>{escape(str(meta['run_id']))}</code>"] if meta.get("run_id") else []
-    run += [f"created {escape(str(meta['created']))}"] if meta.get("created") else []
-    several = {k: calibration.get_column(k).n_unique() > 1 for k in ("study", "dataset")}
-    items = "\n".join(
-        f"<li>{escape(_worst_sentence(row, **several))}</li>"
-        for row in worst_gaps(calibration).iter_rows(named=True)
-    )
-    return (
-        f"<header>\n<h1>{escape(f'relcol report: {study}')}</h1>\n"
-        + (f'<p class="run">{" · ".join(run)}</p>\n' if run else "")
-        + "</header>\n"
-        + _section(
-            "summary",
-            "Summary",
-            f"<p>{escape(scope)} Where confidence outruns accuracy the most, per model "
-            "(largest gap Δ = mean confidence − accuracy at any severity):</p>\n"
-            f"<ul>\n{items}\n</ul>",
-        )
-    )
-
-
-def _worst_sentence(row: Mapping[str, Any], *, study: bool, dataset: bool) -> str:
-    """One model's most overconfident cell in words; ``study``/``dataset``: name them."""
-    where = f"{row['model']} under {row['corruption']}"
-    if dataset:
-        where += f" on {row['dataset']}"
-    if study:
-        where += f" in {row['study']}"
-    if row.get("label") is not None:
-        where += f" (label {row['label']})"
-    gap = row["gap"]
-    if gap is None:
-        return f"{where}: no gap could be computed."
-    link = "but" if gap > 0 else "and"
-    sentence = (
-        f"{where}: at d = {row['severity']:g} accuracy {_num(row['accuracy'])} {link} "
-        f"mean confidence {_num(row['mean_confidence'])} (gap {gap:+.2f})"
-    )
-    return sentence + ("; never overconfident." if gap <= 0 else ".")
-
-
-def _num(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def _figures(calibration: pl.DataFrame) -> str:
-    # One style per model for the whole report, so a model keeps its colour.
-    styles = model_styles(calibration.get_column("model").unique(maintain_order=True).to_list())
-    several_studies = calibration.get_column("study").n_unique() > 1
-    figures = []
-    keys = ["study", "dataset"]
-    for i, part in enumerate(calibration.partition_by(keys, maintain_order=True), start=1):
-        study, dataset = part.row(0, named=True)["study"], part.row(0, named=True)["dataset"]
-        name = f"{study} / {dataset}" if several_studies else dataset
-        fig = degradation_figure(part, title=name, styles=styles)
-        svg = figure_svg(fig, id_prefix=f"fig{i}", label=f"Degradation curves for {name}")
-        figures.append(
-            f"<figure>\n{svg}\n<figcaption>{escape(name)}: accuracy, mean confidence and "
-            "ECE against corruption severity d, one column per corruption, a line per "
-            "model.</figcaption>\n</figure>"
-        )
-    return _section("degradation", "Degradation curves", "\n".join(figures))
-
-
-def _methods(meta: Mapping[str, Any], bins: int) -> str:
-    facts = [
-        ("Run id", str(meta.get("run_id") or "not recorded")),
-        ("Created", str(meta.get("created") or "not recorded")),
-        (
-            "Calibration bins",
-            f"{bin_convention(bins)}; the first bin is [0, 1/M] and a confidence of "
-            "exactly 1 falls in the last (METRICS.md §2).",
-        ),
-        ("Gap", "Δ = mean confidence − accuracy; > 0 means overconfident."),
-        ("Files", "calibration.csv and calibration.parquet beside this page hold the table."),
-    ]
-    rows = "\n".join(f"<dt>{escape(k)}</dt><dd>{escape(v)}</dd>" for k, v in facts)
-    versions = meta.get("versions") or {}
-    version_rows = "\n".join(
-        f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}</td></tr>" for k, v in versions.items()
-    )
-    body = f"<dl>\n{rows}\n</dl>\n<h3>Package versions</h3>\n"
-    body += (
-        f'<table class="versions">\n{version_rows}\n</table>\n'
-        if version_rows
-        else "<p>not recorded</p>\n"
-    )
-    spec = meta.get("spec")
-    body += "<h3>Study spec</h3>\n" + (
-        f'<pre class="spec">{escape(spec)}</pre>' if spec else "<p>not recorded</p>"
-    )
-    return _section("methods", "Methods", body)
+def _call(build: Callable[..., str | None], tables, context: Mapping[str, Any]) -> str | None:
+    """Call a section builder with the keywords it takes (sections written elsewhere take
+    only ``bins``; a ``**kwargs`` builder gets them all)."""
+    parameters = inspect.signature(build).parameters.values()
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return build(tables, **context)
+    names = {p.name for p in parameters}
+    return build(tables, **{k: v for k, v in context.items() if k in names})
 
 
 _CSS = re.sub(
@@ -262,20 +257,63 @@ _CSS = re.sub(
     "\n",
     """
 body { font-family: -apple-system, BlinkMacSystemFont, "Segoe UI", Roboto, "Helvetica Neue",
-  Arial, sans-serif; color: #222; margin: 0; line-height: 1.45; }
-main { max-width: 1200px; margin: 0 auto; padding: 1.5rem; }
-h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
-h2 { font-size: 1.25rem; border-bottom: 1px solid #ddd; padding-bottom: 0.2rem; margin-top: 2.2rem; }
-h3 { font-size: 1rem; margin-top: 1.2rem; }
+  Arial, sans-serif; color: #222; margin: 0; line-height: 1.45; background: #fff; }
+.page { display: grid; grid-template-columns: 13rem minmax(0, 1fr); max-width: 1500px;
+  margin: 0 auto; }
+nav.toc { position: sticky; top: 0; align-self: start; max-height: 100vh; overflow-y: auto;
+  box-sizing: border-box; padding: 1.6rem 0.8rem 1rem 1.2rem; font-size: 0.88rem;
+  border-right: 1px solid #e3e3e3; }
+nav.toc p { font-weight: 600; margin: 0 0 0.4rem; color: #555; text-transform: uppercase;
+  font-size: 0.75rem; letter-spacing: 0.05em; }
+nav.toc ol { list-style: none; margin: 0; padding: 0; }
+nav.toc li { margin: 0.15rem 0; }
+nav.toc a { color: #0b5394; text-decoration: none; display: block; padding: 0.15rem 0.3rem;
+  border-radius: 3px; }
+nav.toc a:hover, nav.toc a:focus { background: #eef3f8; }
+main { min-width: 0; padding: 1.2rem 2rem 3rem; }
+header h1 { font-size: 1.6rem; margin: 0.4rem 0 0.2rem; }
+h2 { font-size: 1.3rem; border-bottom: 2px solid #e3e3e3; padding-bottom: 0.2rem;
+  margin-top: 2.4rem; }
+h3 { font-size: 1.02rem; margin-top: 1.2rem; }
+section { scroll-margin-top: 0.5rem; }
 .run { color: #666; margin-top: 0; }
-figure { margin: 1rem 0 2rem; }
-figure svg { width: 100%; height: auto; }
-figcaption { color: #555; font-size: 0.9rem; }
+.lead { max-width: 62rem; }
+a { color: #0b5394; }
+code { font-size: 0.9em; }
+figure { margin: 0.8rem 0 1.6rem; }
+figure svg { max-width: 100%; height: auto; }
+figcaption { color: #555; font-size: 0.88rem; max-width: 62rem; }
+details { margin: 0.5rem 0; }
+details > summary { cursor: pointer; padding: 0.3rem 0.5rem; border-radius: 4px;
+  background: #f4f6f8; }
+details > summary:hover { background: #e9eef3; }
+details.dataset > summary { font-weight: 600; font-size: 1.02rem; }
+details[open] > summary { margin-bottom: 0.5rem; }
+summary .count { color: #666; font-weight: normal; }
+.exports { font-size: 0.8rem; color: #666; margin: 0.2rem 0 1.2rem; }
+table.gt_table td.gt_row { white-space: nowrap; }
+table.gt_table .rho { font-size: 0.72rem; color: #555; }
+ul.headline li, ul.verdicts li { margin: 0.15rem 0; }
+.light { display: inline-block; padding: 0 0.35rem; border-radius: 3px; color: #fff;
+  font-size: 0.85em; font-weight: 600; }
+.light.red { background: #B2182B; }
+.light.amber { background: #B8860B; }
+.light.green { background: #1B7837; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.3rem 1rem; }
 dt { font-weight: 600; }
 dd { margin: 0; }
 table.versions td { padding: 0.1rem 1rem 0.1rem 0; }
 pre.spec { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }
+@media (max-width: 900px) {
+  .page { display: block; }
+  nav.toc { position: static; max-height: none; border-right: 0;
+    border-bottom: 1px solid #e3e3e3; }
+  main { padding: 1rem; }
+}
+@media print {
+  nav.toc { display: none; }
+  .page { display: block; }
+}
 """,
 ).strip()
 
@@ -290,9 +328,18 @@ _PAGE = """<!DOCTYPE html>
 </style>
 </head>
 <body>
+<div class="page">
+<nav class="toc" aria-label="Sections">
+<p>Contents</p>
+<ol>
+{nav}
+</ol>
+</nav>
 <main>
+{header}
 {body}
 </main>
+</div>
 </body>
 </html>
 """

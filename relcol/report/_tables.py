@@ -1,4 +1,7 @@
-"""great-tables renderings of the calibration table and the realised corruption rates.
+"""great-tables renderings: the calibration table, the trend table with its nanoplots, the
+at-a-glance table of the summary, the realised corruption rates, and ``table_html``, through
+which every table of the page passes (it registers the table's exports and collapses long
+tables).
 
 Formatting only: every number shown is a column of the frame passed in.
 """
@@ -6,12 +9,15 @@ Formatting only: every number shown is a column of the frame passed in.
 from __future__ import annotations
 
 import re
+from html import escape
 
 import polars as pl
 import polars.selectors as cs
-from great_tables import GT
+from great_tables import GT, html
 
 from relcol.analysis._frames import sort_by_appearance
+from relcol.report._exports import register
+from relcol.report._layout import details
 
 # Columns the table knows how to label; any other column is shown under its own
 # name (so metrics added later appear without a change here).
@@ -25,6 +31,31 @@ _LABELS = {
     "abs_gap": "|Δ|",
     "ece": "ECE",
     "mce": "MCE",
+    "ace": "ACE",
+    "rmsce": "RMSCE",
+    "classwise_ece": "classwise ECE",
+    "ece_null": "ECE₀",
+    "ece_excess": "ECE − ECE₀",
+    "ece_pvalue": "p",
+    "ece_debiased": "debiased CE",
+    "brier": "Brier",
+    "brier_top": "Brier (top)",
+    "brier_reliability": "reliability",
+    "brier_resolution": "resolution",
+    "brier_uncertainty": "uncertainty",
+    "brier_within": "within-bin",
+    "nll": "NLL",
+    "nll_top": "NLL (top)",
+}
+# Column groups shown under a spanner when the table has them (METRICS.md §2–§3).
+_SPANNERS = {
+    "ECE floor (a calibrated model)": ("ece_null", "ece_excess", "ece_pvalue"),
+    "Murphy decomposition of Brier (top)": (
+        "brier_reliability",
+        "brier_resolution",
+        "brier_uncertainty",
+        "brier_within",
+    ),
 }
 # Shown in the row-group heading (dataset / corruption) and the stub (model).
 _PLACED = ("study", "dataset", "corruption", "model")
@@ -40,10 +71,12 @@ def bin_convention(bins: int) -> str:
     return f"{bins} equal-width bins, (m/M, (m+1)/M]"
 
 
-def calibration_table(calibration: pl.DataFrame, *, study: str, bins: int) -> GT:
+def calibration_table(
+    calibration: pl.DataFrame, *, study: str, bins: int, table_id: str = "relcol-calibration"
+) -> GT:
     """The calibration table as a great-tables table.
 
-    Rows are grouped by dataset / corruption (and study, when there are several),
+    Rows are grouped by corruption (and dataset and study, when there are several),
     with the model in the stub and rows ordered by model, label and severity.
     Floats show 3 decimals, severity 2, integers none; ``ece`` and ``gap`` carry
     colour scales. ``<metric>_lo``/``<metric>_hi`` pairs are merged into their
@@ -51,9 +84,10 @@ def calibration_table(calibration: pl.DataFrame, *, study: str, bins: int) -> GT
     (such as ``bins`` or ``engine``) move to a source note instead of repeating on
     every row.
     """
-    several_studies = calibration.get_column("study").n_unique() > 1
-    group_parts = ["study"] if several_studies else []
-    group_parts += ["dataset", "corruption"]
+    # The row-group heading names what varies: the corruption, and the dataset and study
+    # when the table holds several.
+    group_parts = [k for k in ("study", "dataset") if calibration.get_column(k).n_unique() > 1]
+    group_parts += ["corruption"]
     frame = sort_by_appearance(
         calibration,
         [*group_parts, "model"],
@@ -64,12 +98,18 @@ def calibration_table(calibration: pl.DataFrame, *, study: str, bins: int) -> GT
     hide = [c for c in _PLACED if c != "model"]
     if "label" in frame.columns and frame.get_column("label").null_count() == frame.height:
         hide.append("label")
+    # The per-seed range stays in the exports; the page shows the SD beside its metric.
+    hide += [c for c in frame.columns if c.endswith(("_min", "_max")) and c[:-4] in frame.columns]
+    spread = {
+        c: f"{_LABELS.get(c[:-3], c[:-3])} SD"
+        for c in frame.columns
+        if c.endswith("_sd") and c[:-3] in frame.columns
+    }
     constants = _constant_extras(frame)
     hide += constants
-    merged = _interval_columns(frame)
 
     gt = (
-        GT(frame, rowname_col="model", groupname_col=_GROUP, id="relcol-calibration")
+        GT(frame, rowname_col="model", groupname_col=_GROUP, id=table_id)
         .tab_header(
             title=f"Calibration by cell: {study}",
             subtitle=(
@@ -79,14 +119,16 @@ def calibration_table(calibration: pl.DataFrame, *, study: str, bins: int) -> GT
         )
         .tab_stubhead("model")
         .cols_hide(hide)
-        .cols_label(**{c: _LABELS[c] for c in frame.columns if c in _LABELS})
+        .cols_label(**{c: _LABELS[c] for c in frame.columns if c in _LABELS}, **spread)
         .fmt_number(cs.float() - cs.by_name("severity"), decimals=3)
         .fmt_number("severity", decimals=2)
         .fmt_integer(cs.integer(), use_seps=False)
         .sub_missing(missing_text="–")
     )
-    for metric, lo, hi in merged:
-        gt = gt.cols_merge([metric, lo, hi], pattern="{0}<< [{1}, {2}]>>")
+    gt = merge_intervals(gt, frame)
+    for label, columns in _SPANNERS.items():
+        if all(c in frame.columns for c in columns):
+            gt = gt.tab_spanner(label, columns=list(columns), gather=False)
     gt = _colour(gt, frame)
     note = (
         "Colour: ECE from 0 (white) to its largest value; gap diverging at 0 (red: overconfident)."
@@ -107,12 +149,23 @@ def _constant_extras(frame: pl.DataFrame) -> list[str]:
     ]
 
 
-def _interval_columns(frame: pl.DataFrame) -> list[tuple[str, str, str]]:
+def interval_columns(frame: pl.DataFrame) -> list[tuple[str, str, str]]:
+    """(metric, lo, hi) for every metric with ``<metric>_lo`` and ``<metric>_hi`` columns."""
     return [
         (c, f"{c}_lo", f"{c}_hi")
         for c in frame.columns
         if f"{c}_lo" in frame.columns and f"{c}_hi" in frame.columns
     ]
+
+
+def merge_intervals(gt: GT, frame: pl.DataFrame) -> GT:
+    """Show each metric with an interval as ``value [lo, hi]`` (``0.083 [0.071, 0.096]``).
+
+    The ``_lo``/``_hi`` columns are hidden; a row without an interval shows the value alone.
+    """
+    for metric, lo, hi in interval_columns(frame):
+        gt = gt.cols_merge([metric, lo, hi], pattern="{0}<< [{1}, {2}]>>")
+    return gt
 
 
 def _colour(gt: GT, frame: pl.DataFrame) -> GT:
@@ -163,12 +216,345 @@ def realised_rates_table(rates: pl.DataFrame) -> GT:
     )
 
 
-def table_html(gt: GT) -> str:
-    """A table as an HTML fragment with no external reference.
+#: Tables with more body rows than this start collapsed (a ``<details>`` block).
+COLLAPSE_ROWS = 30
+
+
+def table_html(gt: GT, *, collapse: bool | None = None, latex: GT | None = None) -> str:
+    """A table as an HTML fragment with no external reference, and links to its exports.
 
     great-tables adds a Google Fonts ``@import`` when a table uses a web font;
     relcol's tables use none, and any such import is removed all the same so the
-    report opens offline.
+    report opens offline. While a report renders, the table is registered for export
+    (``tables/<id>.html``, ``.tex``, ``.csv``, ``.parquet``; ``latex``: a twin to write
+    as LaTeX instead) and the fragment ends with links to those files. ``collapse``:
+    wrap the table in a closed ``<details>`` block; by default when it has more than
+    :data:`COLLAPSE_ROWS` rows.
     """
-    html = gt.as_raw_html()
-    return re.sub(r"@import url\([^)]*\);?", "", html)
+    html = re.sub(r"@import url\([^)]*\);?", "", gt.as_raw_html())
+    html += register(gt, html, latex=latex)
+    rows = len(gt._tbl_data)
+    if collapse is None:
+        collapse = rows > COLLAPSE_ROWS
+    if not collapse:
+        return html
+    title = gt._heading.title or "Table"
+    return details(f'{escape(str(title))} <span class="count">({rows:,} rows)</span>', html)
+
+
+# The trend table: each metric over severity as a nanoplot -----------------------------------------
+
+#: (column, spanner) of the trend table's nanoplots, in order.
+TREND_METRICS = (
+    ("accuracy", "accuracy"),
+    ("mean_confidence", "mean confidence"),
+    ("ece", "ECE"),
+    ("gap", "gap Δ"),
+)
+# Numbers beside each nanoplot: (column of degradation_summary, its label, metric it sits under).
+_TREND_NUMBERS = (
+    ("clean_accuracy", "d = 0", "accuracy"),
+    ("accuracy", "worst", "accuracy"),
+    ("mean_confidence", "worst", "mean_confidence"),
+    ("clean_ece", "d = 0", "ece"),
+    ("ece", "worst", "ece"),
+    ("gap", "worst", "gap"),
+)
+_NANOPLOT = {
+    "show_data_area": False,
+    "show_reference_line": False,
+    "show_vertical_guides": False,
+    "show_y_axis_guide": False,
+    "interactive_data_values": False,
+    "data_line_type": "straight",
+    "data_line_stroke_width": 6,
+    "data_point_radius": 7,
+    "data_point_stroke_width": 0,
+}
+
+
+def trend_table(
+    calibration: pl.DataFrame,
+    summary: pl.DataFrame,
+    *,
+    table_id: str,
+    title: str,
+    colours: dict[str, str],
+    trends: pl.DataFrame | None = None,
+    plots: bool = True,
+) -> GT:
+    """Each curve's metrics over severity as nanoplots, with the clean and worst values.
+
+    Parameters
+    ----------
+    calibration
+        One dataset's calibration rows (cell keys, the metrics of :data:`TREND_METRICS`).
+    summary
+        ``relcol.analysis.degradation_summary`` of the same rows.
+    table_id, title
+        The table's HTML id and title.
+    colours
+        Model → colour: each model's nanoplots are drawn in its colour.
+    trends
+        The statistical layer's ``trends`` table (``metric``, ``spearman_rho``, ``p_value``
+        per curve), when there is one: a ρ column joins each metric.
+    plots
+        False for a twin without the nanoplots (great-tables cannot write them as LaTeX).
+
+    A row per curve (model, grouped by corruption and label); nanoplots of one metric
+    share a y-scale, so rows compare, and place points at their severity.
+    """
+    curve = [
+        k for k in ("study", "dataset", "model", "corruption", "label") if k in summary.columns
+    ]
+    ordered = sort_by_appearance(
+        calibration, ["dataset", "corruption", "model"], *(["label"] if "label" in curve else []),
+        "severity",
+    )  # fmt: skip
+    lists = ordered.group_by(curve, maintain_order=True).agg(
+        pl.col("severity").cast(pl.Float64).alias("__x"),
+        # Rounded far below what a nanoplot can show, so that a value's last bits (sums
+        # added in another order) do not change the drawing.
+        *(pl.col(m).cast(pl.Float64).round(9).alias(f"__y_{m}") for m, _ in TREND_METRICS),
+    )
+    # A nanoplot needs two severities (great-tables scales x by its range).
+    enough = pl.col("__x").list.n_unique() >= 2
+    frame = lists.with_columns(
+        pl.when(enough).then(pl.struct(x=pl.col("__x"), y=pl.col(f"__y_{m}"))).alias(f"{m}_trend")
+        for m, _ in TREND_METRICS
+    ).join(
+        summary.select(*curve, "worst_severity", *dict.fromkeys(c for c, _, _ in _TREND_NUMBERS)),
+        on=curve,
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    )
+    rho_columns = []
+    if trends is not None and {"metric", "spearman_rho", "p_value"} <= set(trends.columns):
+        frame, rho_columns = _join_trends(frame, trends, curve)
+    several_labels = "label" in curve and frame.get_column("label").null_count() < frame.height
+    # The row group: the corruption (and label), with the worst severity its curves reach.
+    worst = pl.col("worst_severity").max().over("corruption")
+    group = pl.format("{} (worst d = {})", pl.col("corruption"), _g(worst))
+    if several_labels:
+        group = pl.concat_str(group, pl.lit(" / label "), pl.col("label").cast(pl.String))
+    frame = frame.with_columns(group.alias(_GROUP))
+
+    columns = []
+    for metric, _ in TREND_METRICS:
+        columns += [f"{metric}_trend"] if plots else []
+        columns += [f"rho_{metric}"] if f"rho_{metric}" in rho_columns else []
+        columns += [c for c, _, m in _TREND_NUMBERS if m == metric]
+    # Columns of degradation_summary reused as display columns need distinct names.
+    shown = frame.select("model", _GROUP, *(pl.col(c).alias(_display(c)) for c in columns))
+    gt = (
+        GT(shown, rowname_col="model", groupname_col=_GROUP, id=table_id)
+        .tab_header(
+            title=title,
+            subtitle="Each metric against severity d (a point per severity, one scale per "
+            "column), with its value on clean data (d = 0) and at the worst severity",
+        )
+        .tab_stubhead("model")
+        .fmt_number([_display(c) for c, _, _ in _TREND_NUMBERS], decimals=3)
+        .fmt_number(_display("gap"), decimals=3, force_sign=True)
+        .sub_missing(missing_text="–")
+    )
+    for metric, spanner in TREND_METRICS:
+        members = [_display(c) for c in columns if _metric_of(c) == metric]
+        gt = gt.tab_spanner(spanner, columns=members)
+        labels = {_display(c): label for c, label, m in _TREND_NUMBERS if m == metric}
+        labels |= {f"{metric}_trend": "over d", f"rho_{metric}": "ρ (p)"}
+        gt = gt.cols_label(**{k: v for k, v in labels.items() if k in members})
+    if plots:
+        gt = _nanoplots(gt, shown, colours)
+        # ρ under its nanoplot: one column per metric instead of two.
+        for metric in (m for m, _ in TREND_METRICS if f"rho_{m}" in rho_columns):
+            gt = gt.cols_merge(
+                [f"{metric}_trend", f"rho_{metric}"],
+                pattern='{0}<br><span class="rho">ρ {1}</span>',
+            ).cols_label(**{f"{metric}_trend": "over d, ρ (p)"})
+    gt = _trend_colours(gt, shown)
+    note = "Colour: ECE from 0 (white) to its largest value; gap diverging at 0 (red: "
+    note += "overconfident)."
+    if rho_columns:
+        note += (
+            " ρ: Spearman correlation of the metric with d over the per-seed values, p its "
+            "p-value (–: fewer than three severities)."
+        )
+    return gt.tab_source_note(note)
+
+
+def _g(expr: pl.Expr) -> pl.Expr:
+    """A float as ``{:g}`` would show a severity (0.5, 1, 0.25)."""
+    return expr.round(6).cast(pl.String).str.replace(r"\.0$", "")
+
+
+def _display(column: str) -> str:
+    """The trend table's name for a column of degradation_summary (worst-severity values)."""
+    return f"worst_{column}" if column in ("accuracy", "mean_confidence", "ece", "gap") else column
+
+
+def _metric_of(column: str) -> str | None:
+    for metric, _ in TREND_METRICS:
+        if column in (f"{metric}_trend", f"rho_{metric}"):
+            return metric
+    for c, _, metric in _TREND_NUMBERS:
+        if column == c:
+            return metric
+    return None
+
+
+def _join_trends(frame: pl.DataFrame, trends: pl.DataFrame, curve: list[str]):
+    keys = [k for k in curve if k in trends.columns]
+    wanted = [m for m, _ in TREND_METRICS]
+    rows = trends.filter(pl.col("metric").is_in(wanted)).select(
+        *keys,
+        "metric",
+        rho=pl.struct(pl.col("spearman_rho"), pl.col("p_value")).map_elements(
+            _rho_text, return_dtype=pl.String
+        ),
+    )
+    if rows.is_empty():
+        return frame, []
+    wide = rows.pivot(on="metric", index=keys, values="rho", aggregate_function="first")
+    wide = wide.rename({m: f"rho_{m}" for m in wanted if m in wide.columns})
+    added = [c for c in wide.columns if c.startswith("rho_")]
+    frame = frame.join(wide, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    # A curve without a trend shows a dash (a merged cell cannot drop its text).
+    return frame.with_columns(pl.col(added).fill_null("–")), added
+
+
+def _rho_text(row: dict) -> str:
+    """ρ and its p-value, short: ``−0.79 (p < .001)``, ``+0.31 (p = 0.21)``; ``–`` if none."""
+    rho, p = row["spearman_rho"], row["p_value"]
+    if rho is None or rho != rho:
+        return "–"
+    text = f"{rho:+.2f}".replace("-", "−")
+    if p is None or p != p:
+        return text
+    return f"{text} (p < .001)" if p < 0.001 else f"{text} (p = {p:.2g})"
+
+
+def _nanoplots(gt: GT, shown: pl.DataFrame, colours: dict[str, str]) -> GT:
+    from great_tables import nanoplot_options
+
+    models = shown.get_column("model")
+    for metric, _ in TREND_METRICS:
+        column = f"{metric}_trend"
+        plotted = shown.get_column(column).drop_nulls()
+        values = plotted.struct.field("y").explode().drop_nulls().drop_nans()
+        if values.is_empty():
+            continue
+        low, high = float(values.min()), float(values.max())
+        scale = [low, high] if high > low else [low - 0.05, high + 0.05]
+        for model in models.unique(maintain_order=True):
+            colour = colours.get(model, "#0072B2")
+            trend = shown.get_column(column)
+            rows = [i for i, m in enumerate(models) if m == model and trend[i] is not None]
+            if not rows:
+                continue
+            options = nanoplot_options(
+                **_NANOPLOT, data_line_stroke_color=colour, data_point_fill_color=colour
+            )
+            gt = gt.fmt_nanoplot(
+                column,
+                rows=rows,
+                expand_y=scale,
+                plot_height="1.5em",
+                options=options,
+                alt=f"{metric.replace('_', ' ')} of {model} over severity: {{x}}",
+            )
+    return gt
+
+
+def slim_nanoplots(html: str) -> str:
+    """Drop what a nanoplot without data area and text repeats in every ``<svg>``.
+
+    Each nanoplot carries an unused area-fill pattern and a style block for text labels;
+    with :data:`_NANOPLOT` (no area, no labels, no hover values) neither is drawn, and
+    removing them halves the size of a table of hundreds of nanoplots.
+    """
+    html = re.sub(r'<defs><pattern id="[^"]*area_pattern[^"]*".*?</pattern></defs>', "", html)
+    return re.sub(r"<style> \.gt-nanoplot-[0-9a-f]+ text \{.*?</style>", "", html)
+
+
+def _trend_colours(gt: GT, shown: pl.DataFrame) -> GT:
+    ece = [c for c in ("clean_ece", "worst_ece") if c in shown.columns]
+    top = pl.concat([shown.get_column(c) for c in ece]).max() if ece else None
+    top = float(top) if top is not None and top > 0 else 1.0
+    gt = gt.data_color(columns=ece, palette=_ECE_PALETTE, domain=[0.0, top], na_color="#FFFFFF")
+    gap = shown.get_column("worst_gap").abs().max()
+    gap = float(gap) if gap is not None and gap > 0 else 1.0
+    return gt.data_color(
+        columns="worst_gap", palette=_GAP_PALETTE, domain=[-gap, gap], na_color="#FFFFFF"
+    )
+
+
+# At a glance: the summary's table ----------------------------------------------------------------
+
+
+def glance_table(summary: pl.DataFrame, *, table_id: str = "relcol-glance") -> GT:
+    """Clean accuracy and ECE, and the gap at each corruption's worst severity, per model.
+
+    ``summary`` is ``relcol.analysis.degradation_summary`` of the single-label cells. A row
+    per dataset × model (grouped by dataset, and study when there are several), a column per
+    corruption in the order the study lists them.
+    """
+    several = summary.get_column("study").n_unique() > 1
+    group_parts = (["study"] if several else []) + ["dataset"]
+    corruptions = summary.get_column("corruption").unique(maintain_order=True).to_list()
+    worst = summary.group_by("corruption", maintain_order=True).agg(
+        pl.col("worst_severity").min().alias("low"), pl.col("worst_severity").max().alias("high")
+    )
+    clean = summary.group_by([*group_parts, "model"], maintain_order=True).agg(
+        pl.col("clean_accuracy").first(), pl.col("clean_ece").first()
+    )
+    wide = summary.pivot(
+        on="corruption",
+        on_columns=corruptions,
+        index=[*group_parts, "model"],
+        values="gap",
+        aggregate_function="first",
+    )
+    names = {c: f"gap_{i}" for i, c in enumerate(corruptions)}
+    frame = (
+        clean.join(wide.rename(names), on=[*group_parts, "model"], maintain_order="left")
+        .with_columns(pl.concat_str(group_parts, separator=" / ").alias(_GROUP))
+        .drop(group_parts)
+    )
+    labels = {}
+    for row in worst.iter_rows(named=True):
+        d = f"{row['high']:g}" if row["low"] == row["high"] else f"{row['low']:g}–{row['high']:g}"
+        labels[names[row["corruption"]]] = html(
+            f"{escape(row['corruption'])}<br><small>d = {d}</small>"
+        )
+    gap_columns = list(names.values())
+    top = frame.select(pl.max_horizontal(pl.col(gap_columns).abs().max())).item()
+    top = float(top) if top is not None and top > 0 else 1.0
+    ece_top = frame.get_column("clean_ece").max()
+    ece_top = float(ece_top) if ece_top is not None and ece_top > 0 else 1.0
+    return (
+        GT(frame, rowname_col="model", groupname_col=_GROUP, id=table_id)
+        .tab_header(
+            title="At a glance: clean calibration and the gap at the worst severity",
+            subtitle="gap Δ = mean confidence − accuracy; > 0: the model claims more than it "
+            "delivers",
+        )
+        .tab_stubhead("model")
+        .cols_label(clean_accuracy="accuracy", clean_ece="ECE", **labels)
+        .tab_spanner("clean (d = 0)", columns=["clean_accuracy", "clean_ece"])
+        .tab_spanner("gap Δ at the worst severity", columns=gap_columns)
+        .fmt_number(["clean_accuracy", "clean_ece"], decimals=3)
+        .fmt_number(gap_columns, decimals=3, force_sign=True)
+        .sub_missing(missing_text="–")
+        .data_color(
+            columns="clean_ece", palette=_ECE_PALETTE, domain=[0.0, ece_top], na_color="#FFFFFF"
+        )
+        .data_color(
+            columns=gap_columns, palette=_GAP_PALETTE, domain=[-top, top], na_color="#FFFFFF"
+        )
+        .tab_source_note(
+            "Colour: the gap diverging at 0 (red: overconfident, blue: underconfident); clean "
+            "ECE from 0 (white) to its largest value."
+        )
+    )

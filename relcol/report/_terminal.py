@@ -1,10 +1,15 @@
 """A fixed-width text summary of the report for the terminal.
 
 Plain text (no colour codes), one line per dataset × model × corruption; column
-widths follow the longest name, so the output lines up in any monospace font.
+widths follow the longest name, so the output lines up in any monospace font. With the
+statistical layer's ``thresholds`` table, each line starts with where trust breaks: d*
+(the smallest severity significantly overconfident by more than τ), the traffic light and
+the break point.
 """
 
 from __future__ import annotations
+
+import textwrap
 
 import polars as pl
 
@@ -25,13 +30,25 @@ _NUMBERS = (
 )
 
 
-def terminal_summary(calibration: pl.DataFrame) -> str:
+# (column of thresholds, header, format) of the "where trust breaks" group
+_TRUST = (
+    ("d_star", "d*", "{:.2f}"),
+    ("traffic_light", "light", "{}"),
+    ("break_point", "break", "{:.2f}"),
+)
+
+
+def terminal_summary(calibration: pl.DataFrame, thresholds: pl.DataFrame | None = None) -> str:
     """Clean versus worst-severity numbers per dataset × model × corruption, as text.
 
     Parameters
     ----------
     calibration
         A calibration table (see :func:`relcol.analysis.degradation_summary`).
+    thresholds
+        The statistical layer's ``thresholds`` table (one row per curve), if any: adds
+        ``d*``, the traffic ``light`` and the ``break`` point in front of the numbers
+        (``-``: never reached within the severities studied), and a legend line.
 
     Returns
     -------
@@ -75,6 +92,27 @@ def terminal_summary(calibration: pl.DataFrame) -> str:
         ("", n, "<", [_MISSING if v is None else str(v) for v in summary.get_column(n)])
         for n in names
     ]
+    trust = thresholds is not None and not thresholds.is_empty()
+    if trust:
+        on = [k for k in keys if k in thresholds.columns]
+        wanted = [c for c, _, _ in _TRUST if c in thresholds.columns]
+        found = summary.select(keys).join(
+            thresholds.select(*on, *wanted),
+            on=on,
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+        columns += [
+            (
+                "trust breaks",
+                header,
+                ">",
+                [_MISSING if v is None else fmt.format(v) for v in found.get_column(c)],
+            )
+            for c, header, fmt in _TRUST
+            if c in wanted
+        ]
     columns += [
         (group, header, ">", [_MISSING if v is None else fmt.format(v) for v in summary[c]])
         for c, header, fmt, group in _NUMBERS
@@ -99,6 +137,16 @@ def terminal_summary(calibration: pl.DataFrame) -> str:
     lines.append("-" * len(lines[1]))
     for i in range(summary.height):
         lines.append(_row([v[i] for *_, v in columns], widths, [a for _, _, a, _ in columns]))
+    if trust:
+        tau = thresholds.get_column("tau")[0] if "tau" in thresholds.columns else None
+        margin = f" by more than τ = {tau:g}" if tau is not None else ""
+        legend = (
+            f"d*: the smallest severity where the model is significantly overconfident{margin} "
+            "(lower bound of the gap's interval above τ); light: the worst traffic light over "
+            "the severities; break: the smallest severity where ECE differs significantly "
+            "from clean; -: never within the severities studied."
+        )
+        lines += ["", *textwrap.wrap(legend, width=90)]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 

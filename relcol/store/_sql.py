@@ -9,7 +9,7 @@ script spells the same lists as SQL literals through ``sql_literal``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from importlib import resources
 
 import duckdb
@@ -27,6 +27,9 @@ VIEWS = (
     "selective_curve",
     "selective",
     "report_calibration",
+    "report_trends",
+    "report_thresholds",
+    "report_differences",
     "multilabel_pairs",
     "multilabel_bins",
     "multilabel",
@@ -41,6 +44,8 @@ MACROS: tuple[str, ...] = (
     "absorb32",
     "hash32",
     "uniform",
+    "poisson_inverse",
+    "poisson_weight",
     "bin_index",
     "ece_from_bins",
     "harmonic",
@@ -71,11 +76,17 @@ def sql_text(relative: str) -> str:
     return resources.files("relcol.sql").joinpath(relative).read_text(encoding="utf-8")
 
 
-def definitions() -> list[str]:
-    """Every macro and view definition, in the order they must run."""
+def definitions(skip: Collection[str] = ()) -> list[str]:
+    """Every macro and view definition (but the views in ``skip``), in the order they must run."""
     return [sql_text(f"macros/{m}.sql") for m in MACROS] + [
-        sql_text(f"views/{v}.sql") for v in VIEWS
+        sql_text(f"views/{v}.sql") for v in VIEWS if v not in skip
     ]
+
+
+def _absent(sources: Mapping[str, Sequence[str]]) -> list[str]:
+    """Views over materialised report tables (``report_*``) whose files are not given: left
+    undefined rather than failing (a caller may pass only the tables it has)."""
+    return [v for v in VIEWS if v.startswith("report_") and v not in sources]
 
 
 def connect(
@@ -97,7 +108,7 @@ def connect(
         con.execute(f"SET VARIABLE relcol_{_identifier(name)} = ?", [list(files)])
     con.execute("SET VARIABLE relcol_bins = ?", [int(bins)])
     con.execute("SET enable_progress_bar = false")  # it would print into relcol's own output
-    for statement in definitions():
+    for statement in definitions(_absent(sources)):
         con.execute(statement)
     if sandbox:
         # Queries may read the listed files and nothing else, write no file, load no
@@ -117,7 +128,7 @@ def init_script(sources: Mapping[str, Sequence[str]], *, bins: int = 15) -> str:
         literal = "[" + ", ".join(sql_literal(f) for f in files) + "]"
         lines.append(f"SET VARIABLE relcol_{_identifier(name)} = {literal};")
     lines.append(f"SET VARIABLE relcol_bins = {int(bins)};")
-    lines.extend(definitions())
+    lines.extend(definitions(_absent(sources)))
     return "\n".join(lines) + "\n"
 
 

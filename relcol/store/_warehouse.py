@@ -73,7 +73,20 @@ SIDE = {
 #: DuckDB statement types `Warehouse.sql` runs without ``unsafe``.
 READING = frozenset({"SELECT", "EXPLAIN"})
 #: Tables materialised by `relcol report`: view name -> folder under metrics/.
-MATERIALISED = {"report_calibration": "calibration"}
+MATERIALISED = {
+    "report_calibration": "calibration",
+    "report_trends": "trends",
+    "report_thresholds": "thresholds",
+    "report_differences": "differences",
+}
+#: The columns of each materialised view in a warehouse without reports (its zero-row
+#: schema file): the keys of its grain, typed as in the long table.
+MATERIALISED_KEYS = {
+    "report_calibration": _schema.CELL,
+    "report_trends": ("study", "dataset", "model", "corruption", "label"),  # per curve
+    "report_thresholds": ("study", "dataset", "model", "corruption", "label"),
+    "report_differences": _schema.CELL,
+}
 
 
 def check_name(name: object, what: str = "study name") -> str:
@@ -103,7 +116,9 @@ class Warehouse:
             if not (self.root / "README.md").exists():
                 _atomic_write_text(self.root / "README.md", README)
             schemas = {**{v: s for v, (_, s) in SIDE.items()}, "predictions": _schema.PREDICTIONS}
-            schemas["report_calibration"] = {k: _schema.PREDICTIONS[k] for k in _schema.CELL}
+            for view in MATERIALISED:
+                keys = MATERIALISED_KEYS.get(view, _schema.CELL)
+                schemas[view] = {k: _schema.PREDICTIONS[k] for k in keys}
             for view, schema in schemas.items():
                 path = self.root / "_schema" / f"{view}.parquet"
                 if not path.exists():

@@ -1,0 +1,263 @@
+"""Figure-ready tables for the report: reliability bins with per-bin intervals, confidence
+histograms of right and wrong predictions, and the risk–coverage curve on a coverage grid.
+
+The report draws these frames as they are (DESIGN.md §2: it never computes a number). Each
+keeps the cell keys of METRICS.md §11, so every figure can be redrawn from its export.
+
+- ``reliability_bins``: the bins of ``calibration_bins`` at each curve's clean (smallest)
+  and worst (largest) severity, with ``accuracy_lo``/``accuracy_hi``: the statistical
+  layer's paired-bootstrap columns when ``calibration_bins`` has them, else a Wilson score
+  interval on the bin's rows deflated by the cell's replicates per sample (rows of one
+  sample under several seeds and repeats are not independent draws).
+- ``confidence_histograms``: from the same equal-width bins, the share of right and of wrong
+  predictions in each confidence bin (no extra pass over the rows).
+- ``risk_coverage``: ``selective_curve`` read at coverages 1/K, 2/K … 1, each as the risk at
+  the curve point with the smallest coverage at or above it (the step reading of
+  ``risk_at_coverage``, METRICS.md §5), so a curve of 10⁴ points becomes K rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from statistics import NormalDist
+
+import polars as pl
+
+from relcol.analysis._frames import CELL_KEYS, require_columns
+
+#: The cell keys (``label`` included: null for single-label rows).
+KEYS = (*CELL_KEYS, "label")
+#: A curve: a cell without its severity.
+CURVE = tuple(k for k in KEYS if k != "severity")
+_BIN_INPUTS = (*KEYS, "binning", "bin", "bin_lower", "bin_upper", "n", "accuracy")
+_NO_LABEL = -(2**31)  # stands in for a null label where a join cannot match nulls
+
+
+def with_stage(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows of each curve's clean and worst severity, with ``stage`` ``clean``/``worst``.
+
+    Clean is the smallest severity of the curve (0 for every study), worst the largest; a
+    curve with one severity has only a clean stage.
+    """
+    curve = [pl.col(k) for k in CURVE if k in frame.columns]
+    low = pl.col("severity").min().over(curve)
+    high = pl.col("severity").max().over(curve)
+    return frame.filter((pl.col("severity") == low) | (pl.col("severity") == high)).with_columns(
+        stage=pl.when(pl.col("severity") == low).then(pl.lit("clean")).otherwise(pl.lit("worst"))
+    )
+
+
+def reliability_bins(
+    calibration_bins: pl.DataFrame,
+    samples: pl.DataFrame | None = None,
+    *,
+    level: float = 0.95,
+) -> pl.DataFrame:
+    """Reliability-diagram rows: bins at the clean and worst severity, with intervals.
+
+    Parameters
+    ----------
+    calibration_bins
+        The ``calibration_bins`` table (both binnings; METRICS.md §11 names). When it has
+        ``accuracy_lo`` and ``accuracy_hi`` (the statistical layer's per-bin intervals),
+        those are kept and ``interval`` is ``"bootstrap"``.
+    samples
+        Cell keys plus ``samples``, the distinct test samples of each cell. Without it each
+        row counts as one draw.
+    level
+        Coverage of the Wilson interval, in (0, 1).
+
+    Returns
+    -------
+    polars.DataFrame
+        The cell keys, ``stage``, ``binning``, ``bin``, ``bin_lower``, ``bin_upper``, ``n``,
+        ``share`` (n / the cell's rows), ``mean_confidence``, ``accuracy``, ``accuracy_lo``,
+        ``accuracy_hi``, ``interval`` (``"bootstrap"`` or ``"wilson"``) and ``effective_n``
+        (the n the Wilson interval used; null for bootstrap intervals).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> bins = pl.DataFrame({
+    ...     "study": "s", "dataset": "d", "model": "m", "corruption": "mcar",
+    ...     "severity": 0.0, "label": None, "binning": "width", "bin": [13, 14],
+    ...     "bin_lower": [13 / 15, 14 / 15], "bin_upper": [14 / 15, 1.0], "n": [20, 80],
+    ...     "mean_confidence": [0.9, 0.97], "accuracy": [0.8, 0.95],
+    ... })
+    >>> out = reliability_bins(bins)
+    >>> out.select("share", "interval", pl.col("accuracy_lo").round(3)).rows()
+    [(0.2, 'wilson', 0.584), (0.8, 'wilson', 0.878)]
+    """
+    require_columns(calibration_bins, _BIN_INPUTS, "calibration_bins")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1). Got {level!r}.")
+    frame = with_stage(calibration_bins)
+    cell = [*KEYS, "binning"]
+    frame = frame.with_columns(share=pl.col("n") / pl.col("n").sum().over(cell))
+    given = {"accuracy_lo", "accuracy_hi"} <= set(frame.columns)
+    if given:
+        frame = frame.with_columns(
+            interval=pl.lit("bootstrap"), effective_n=pl.lit(None, pl.Float64)
+        )
+    else:
+        deflate = pl.lit(1.0)
+        if samples is not None:
+            require_columns(samples, (*KEYS, "samples"), "samples")
+            frame = _join_cells(frame, samples.select(*KEYS, "samples"))
+            deflate = pl.col("samples") / pl.col("n").sum().over(cell)
+        effective = (pl.col("n") * deflate).cast(pl.Float64)
+        lo, hi = _wilson(pl.col("accuracy"), effective, level)
+        frame = frame.with_columns(
+            accuracy_lo=lo, accuracy_hi=hi, interval=pl.lit("wilson"), effective_n=effective
+        )
+    return frame.select(
+        *KEYS,
+        "stage",
+        "binning",
+        "bin",
+        "bin_lower",
+        "bin_upper",
+        "n",
+        "share",
+        "mean_confidence",
+        "accuracy",
+        "accuracy_lo",
+        "accuracy_hi",
+        "interval",
+        "effective_n",
+    )
+
+
+def _wilson(p: pl.Expr, n: pl.Expr, level: float) -> tuple[pl.Expr, pl.Expr]:
+    """The Wilson score interval of a proportion p from n draws (n need not be whole)."""
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z / (1 + z2 / n) * (p * (1 - p) / n + z2 / (4 * n * n)).sqrt()
+    # The interval holds p exactly; rounding at p = 0 or 1 could leave it a hair outside.
+    low = pl.min_horizontal(centre - half, p).clip(0.0, 1.0)
+    high = pl.max_horizontal(centre + half, p).clip(0.0, 1.0)
+    return low, high
+
+
+def confidence_histograms(calibration_bins: pl.DataFrame) -> pl.DataFrame:
+    """Right and wrong predictions per equal-width confidence bin, at clean and worst severity.
+
+    Parameters
+    ----------
+    calibration_bins
+        The ``calibration_bins`` table; only its ``binning == "width"`` rows are used.
+
+    Returns
+    -------
+    polars.DataFrame
+        The cell keys, ``stage``, ``bin``, ``bin_lower``, ``bin_upper``, ``correct``
+        (bool), ``n`` (rows of that outcome in the bin) and ``share`` (n over the cell's
+        rows of that outcome: each outcome's histogram sums to 1; null when the cell has
+        none).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> bins = pl.DataFrame({
+    ...     "study": "s", "dataset": "d", "model": "m", "corruption": "mcar",
+    ...     "severity": 0.0, "label": None, "binning": "width", "bin": [0, 1],
+    ...     "bin_lower": [0.0, 0.5], "bin_upper": [0.5, 1.0], "n": [4, 6],
+    ...     "sum_correct": [1.0, 5.0],
+    ... })
+    >>> confidence_histograms(bins).select("bin", "correct", "n", "share").rows()
+    [(0, True, 1, 0.16666666666666666), (0, False, 3, 0.75), (1, True, 5, 0.8333333333333334), (1, False, 1, 0.25)]
+    """
+    needed = [c for c in _BIN_INPUTS if c != "accuracy"]
+    require_columns(calibration_bins, (*needed, "sum_correct"), "calibration_bins")
+    width = with_stage(calibration_bins.filter(pl.col("binning") == "width"))
+    right = pl.col("sum_correct").round().cast(pl.Int64)
+    long = width.select(
+        *KEYS,
+        "stage",
+        "bin",
+        "bin_lower",
+        "bin_upper",
+        pl.concat_list(pl.lit(True), pl.lit(False)).alias("correct"),
+        pl.concat_list(right, pl.col("n").cast(pl.Int64) - right).alias("n"),
+    ).explode("correct", "n")
+    total = pl.col("n").sum().over(*KEYS, "correct")
+    return long.with_columns(share=pl.when(total > 0).then(pl.col("n") / total))
+
+
+def risk_coverage(
+    selective_curve: pl.LazyFrame | pl.DataFrame, *, points: int = 50
+) -> pl.LazyFrame:
+    """The risk–coverage curve of every cell at coverages 1/points, 2/points … 1.
+
+    Parameters
+    ----------
+    selective_curve
+        The ``selective_curve`` table (lazy or not): cell keys, ``score``, ``threshold``,
+        ``coverage``, ``risk``; coverage ascending within each cell.
+    points
+        Grid size K >= 1.
+
+    Returns
+    -------
+    polars.LazyFrame
+        The cell keys, ``score``, ``coverage`` (the grid value κ), ``risk`` and
+        ``threshold`` of the curve point with the smallest coverage ≥ κ; K rows per cell,
+        sorted by cell and coverage.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> curve = pl.DataFrame({
+    ...     "study": "s", "dataset": "d", "model": "m", "corruption": "mcar",
+    ...     "severity": 0.0, "label": None, "score": "confidence",
+    ...     "threshold": [0.9, 0.6, 0.3], "coverage": [0.25, 0.75, 1.0], "risk": [0.0, 1 / 3, 0.5],
+    ... })
+    >>> risk_coverage(curve, points=4).collect().select("coverage", "risk").rows()
+    [(0.25, 0.0), (0.5, 0.3333333333333333), (0.75, 0.3333333333333333), (1.0, 0.5)]
+    """
+    if not isinstance(points, int) or isinstance(points, bool) or points < 1:
+        raise ValueError(f"points must be an int in [1, inf). Got {points!r}.")
+    curve = selective_curve.lazy().with_columns(pl.col("label").fill_null(_NO_LABEL))
+    keys = [*KEYS, "score"]
+    grid = pl.LazyFrame({"coverage": [j / points for j in range(1, points + 1)]})
+    # j/K and accepted/n are both correctly rounded, so equal shares compare equal.
+    cells = curve.select(keys).unique(maintain_order=True).with_row_index("__cell")
+    read = (
+        cells.join(grid, how="cross")
+        .sort("coverage")
+        .join_asof(
+            curve.select(*keys, "coverage", "risk", "threshold").sort("coverage"),
+            on="coverage",
+            by=keys,
+            strategy="forward",
+            check_sortedness=False,  # sorted just above: globally, so within every cell
+        )
+    )
+    return (
+        read.sort("__cell", "coverage")
+        .with_columns(pl.col("label").replace(_NO_LABEL, None))
+        .select(*keys, "coverage", "risk", "threshold")
+    )
+
+
+def _join_cells(frame: pl.DataFrame, other: pl.DataFrame) -> pl.DataFrame:
+    return frame.join(other, on=list(KEYS), how="left", nulls_equal=True, maintain_order="left")
+
+
+def figure_tables(
+    tables: Mapping[str, pl.DataFrame], samples: pl.DataFrame | None = None
+) -> dict[str, pl.DataFrame]:
+    """The figure-ready tables derived from the report's ``calibration_bins``.
+
+    ``reliability`` (:func:`reliability_bins`) and ``confidence_histogram``
+    (:func:`confidence_histograms`); nothing when there is no ``calibration_bins`` table.
+    ``samples``: as for :func:`reliability_bins`.
+    """
+    bins = tables.get("calibration_bins")
+    if bins is None or bins.is_empty():
+        return {}
+    return {
+        "reliability": reliability_bins(bins, samples),
+        "confidence_histogram": confidence_histograms(bins),
+    }

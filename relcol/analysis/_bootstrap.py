@@ -1,0 +1,1389 @@
+"""The paired Poisson bootstrap over test samples, as a matrix product (METRICS.md §6).
+
+**Weights.** Replicate b gives test sample s the weight w_{s,b} ~ Poisson(1): the inverse
+Poisson CDF of the counter-based uniform ``uniform(stream, seed, b, sample_id)``
+(``relcol.metrics.uniform``), with stream = ``stream_key("bootstrap:<study>")`` and ``seed``
+the ``--seed`` offset. So the weights are a pure function of (study, seed, b, sample_id):
+every cell of a study, every engine (``poisson_weight`` in Polars, the SQL macro
+``poisson_weight``, ``poisson_weights`` in numpy agree bit for bit) and every partition
+order sees the same resample. Rows of a cell sharing a sample_id (all its seeds and
+repeats, all its labels) share the weight: the bootstrap resamples test samples, not rows.
+Differences between two cells on the same samples (severity d against clean, model A
+against model B) are therefore paired.
+
+**The matrix product.** One sort of a cell's rows by (confidence, sample_id, seed, repeat)
+gives every row its equal-width bin, its equal-mass bin and its confidence level. The rows
+are then summed per sample into D (samples × statistics): for each equal-width bin the
+sample's row count, Σc, Σz, Σc², Σcz and Σ of the top-label log loss; for each equal-mass
+bin the count, Σc, Σz; per cell the confidence moments of right and wrong rows and the
+proba scores. All replicates' sums are W·D, with W (replicates × samples) generated for the
+samples the cells have (one block of cells per (study, dataset), never the study's whole
+sample set at once), and every metric of a replicate comes from its sums through the
+metric suite's own ``*_from_bins`` builders, grouped by (cell, replicate). Replicate 0 of
+the product has unit weights: it reproduces the point estimates, which the tests hold to
+the suite's tables.
+
+**Rank metrics** (AUROC, AUPR, FPR at 95 % TPR, the selective-prediction summaries) are
+not linear in the weights. Their replicates come from counts of right and wrong rows per
+sample and confidence level, again as a product (sparse H · W), followed by the weighted
+Mann–Whitney sums and the risk–coverage steps over the levels, sorted once. A cell with at
+most ``levels`` distinct confidences (default 1024) is exact; a cell with more has its
+distinct confidences grouped into ``levels`` consecutive runs of (nearly) equal size, and
+its replicates are shifted by the exact point estimate minus the grouped one, so the
+interval sits on the exact estimate and only its spread carries the grouping (measured
+against exact replicates in ``tests/test_bootstrap.py``).
+
+**Conventions** (documented in the README):
+
+- ACE: the equal-mass bins are fixed at the point estimate's assignment; a replicate
+  reweights the rows of each bin rather than re-binning the resample, so ACE's interval is
+  conditional on the bins, like every equal-width metric's.
+- ECE − ECE₀ (``ece_excess``): ECE₀ depends on the confidences only; it is held at its
+  point estimate, so the replicate is ECE_b − ECE₀ and the interval is ECE's shifted by
+  ECE₀. ``ece_null``, ``ece_pvalue``, ``classwise_ece`` and ``n`` get no interval.
+- Percentile interval [Q_{α/2}, Q_{1−α/2}] over the replicates in which the metric is
+  defined (numpy's linear quantile, Hyndman–Fan type 7); null when fewer than half of the
+  replicates define it (an AUROC of a cell with one wrong row, say).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+import scipy.sparse as sparse
+
+from relcol.errors import ParameterError
+from relcol.metrics import (
+    abs_gap_from_bins,
+    accuracy_from_bins,
+    bin_index,
+    brier_reliability_from_bins,
+    brier_resolution_from_bins,
+    brier_top_from_bins,
+    brier_uncertainty_from_bins,
+    brier_within_from_bins,
+    ece_debiased_from_bins,
+    ece_from_bins,
+    gap_from_bins,
+    mce_from_bins,
+    mean_confidence_from_bins,
+    nll_top_from_bins,
+    rmsce_from_bins,
+    stream_key,
+    uniform,
+)
+from relcol.metrics._discrimination import _cohens_d, _point_biserial
+from relcol.metrics._proba import _brier_terms, _nll_terms
+from relcol.metrics._random import ABSORB, MASK, MIX, SEED, TWO_32
+from relcol.metrics._scores import _nll_top_terms
+from relcol.metrics._selective import _ASYMPTOTIC, _EULER_GAMMA, _SHIFT
+from relcol.store import CELL
+
+#: Default number of replicates B, level α and rank-metric levels.
+REPLICATES = 1000
+ALPHA = 0.05
+LEVELS = 1024
+
+#: Poisson(1) CDF F(0), F(1), … as the Float64 both engines compare the uniform with;
+#: w = #{j : F(j) < u}. F(15) rounds to 1 − 1e−14, beyond a 32-bit uniform's reach.
+POISSON_CDF: tuple[float, ...] = tuple(
+    math.fsum(math.exp(-1.0) / math.factorial(i) for i in range(j + 1)) for j in range(16)
+)
+
+#: Metrics of the calibration table derived from equal-width per-bin sums.
+WIDTH_METRICS = (
+    "accuracy",
+    "mean_confidence",
+    "gap",
+    "abs_gap",
+    "ece",
+    "mce",
+    "rmsce",
+    "ece_debiased",
+    "brier_top",
+    "brier_reliability",
+    "brier_resolution",
+    "brier_uncertainty",
+    "brier_within",
+    "nll_top",
+)
+#: Metrics from per-cell sums that need the probability vector.
+PROBA_METRICS = ("brier", "nll")
+#: Effect sizes from the confidence moments of right and wrong rows.
+MOMENT_METRICS = ("cohens_d", "point_biserial")
+#: Metrics from counts per confidence level.
+RANK_METRICS = (
+    "auroc",
+    "aupr_success",
+    "aupr_error",
+    "fpr_at_95tpr",
+    "aurc",
+    "aurc_optimal",
+    "e_aurc",
+    "risk_at_coverage",
+    "coverage_at_risk",
+)
+#: Every metric with replicates, and the table each belongs to.
+TABLES: Mapping[str, tuple[str, ...]] = {
+    "calibration": (*WIDTH_METRICS, "ace", "ece_excess", *PROBA_METRICS),
+    "discrimination": (*RANK_METRICS[:4], *MOMENT_METRICS),
+    "selective": RANK_METRICS[4:],
+}
+#: Metrics with per-seed values (ACE and the ECE₀ family need a pooled cell).
+SEED_METRICS = (*WIDTH_METRICS, *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
+
+#: The binnings of ``calibration_bins`` (METRICS.md §2).
+BINNINGS = ("width", "mass")
+#: Rows of one chunk of cells processed together (memory stays about 60 bytes a row).
+CHUNK_ROWS = 3_000_000
+#: Entries of one dense D (samples × statistics) or rank-count array processed at once.
+BATCH_ENTRIES = 10_000_000
+#: A variance below this is zero (a group whose confidences are all equal).
+_TINY_VARIANCE = 1e-13
+
+
+# Weights -------------------------------------------------------------------------------------
+
+
+def bootstrap_stream(study: str) -> int:
+    """The generator's first key for ``study``: ``stream_key("bootstrap:<study>")``."""
+    return stream_key(f"bootstrap:{study}")
+
+
+def poisson_weight(*keys: pl.Expr | str | int) -> pl.Expr:
+    """Poisson(1) weight of ``uniform(*keys)`` by the inverse CDF, Int64: #{j : F(j) < u}.
+
+    With keys (stream, seed, replicate, sample_id) this is the bootstrap weight; the SQL
+    macro ``poisson_weight(k0, k1, k2, k3)`` and ``poisson_weights`` give the same integers.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.analysis import poisson_weight
+    >>> frame = pl.DataFrame({"b": [0, 0, 1, 1], "s": [0, 1, 0, 1]})
+    >>> frame.select(w=poisson_weight(7, 0, "b", "s"))["w"].to_list()
+    [2, 0, 0, 2]
+    """
+    u = uniform(*keys)
+    total = pl.lit(0, pl.Int64)
+    for level in POISSON_CDF:
+        total = total + (u > level).cast(pl.Int64)
+    return total.alias("weight")
+
+
+def poisson_weights(
+    study: str, sample_ids: Sequence[int] | np.ndarray, replicates: int, *, seed: int = 0
+) -> np.ndarray:
+    """The weights of replicates 0 … B−1 for ``sample_ids``: a uint8 (B × n) array.
+
+    Equal to ``poisson_weight(bootstrap_stream(study), seed, b, sample_id)``: the same
+    32-bit hash h, computed with numpy on unsigned 64-bit words, and u = (h + ½)/2³² > F(j)
+    tested exactly as h ≥ T(j), the smallest such integer.
+
+    Examples
+    --------
+    >>> from relcol.analysis import poisson_weights
+    >>> poisson_weights("default", [0, 1, 2], 2).tolist()
+    [[1, 0, 2], [0, 1, 0]]
+    """
+    h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids)).astype(np.uint32)
+    weights = np.zeros(h.shape, dtype=np.uint8)
+    for threshold in _THRESHOLDS:
+        weights += h >= threshold
+    return weights
+
+
+#: T(j): u = (h + ½)/2³² > F(j) exactly when the integer h ≥ T(j) (F(j)·2³² − ½ is exact);
+#: a T(j) of 2³² or more no 32-bit hash reaches.
+_THRESHOLDS = tuple(
+    np.uint32(t) for f in POISSON_CDF if (t := math.floor(f * TWO_32 - 0.5) + 1) < 2**32
+)
+
+
+def _hashes(stream: int, seed: int, replicates: int, sample_ids: np.ndarray) -> np.ndarray:
+    """hash32(stream, seed, b, s) for b < ``replicates`` × s in ``sample_ids`` (numpy)."""
+    h = SEED
+    for key in (stream, seed):
+        h = _absorb_int(_absorb_int(h, key & MASK), (key >> 32) & MASK)
+    b = np.arange(replicates, dtype=np.uint64)
+    hb = _absorb(_absorb(np.uint64(h), b), np.uint64(0))  # b < 2^32: its high word is 0
+    ids = sample_ids.astype(np.int64)
+    low = (ids & MASK).astype(np.uint64)
+    high = ((ids >> 32) & MASK).astype(np.uint64)
+    h = _absorb(hb[:, None], low[None, :])
+    return _mix(_absorb(h, high[None, :]))
+
+
+def _absorb_int(h: int, word: int) -> int:
+    return ((h ^ word) * ABSORB) & MASK
+
+
+def _absorb(h: np.ndarray, word: np.ndarray) -> np.ndarray:
+    return ((h ^ word) * np.uint64(ABSORB)) & np.uint64(MASK)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    x = ((x >> np.uint64(16)) ^ x) * np.uint64(MIX) & np.uint64(MASK)
+    x = ((x >> np.uint64(16)) ^ x) * np.uint64(MIX) & np.uint64(MASK)
+    return (x >> np.uint64(16)) ^ x
+
+
+# The result ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Replicates:
+    """Bootstrap replicates of every metric of every cell, and the per-seed values.
+
+    Attributes
+    ----------
+    cells
+        The cell keys, one row per cell; row i is cell i of ``values``.
+    values
+        Metric name → (cells × B) Float64 array of replicate values; NaN where the metric
+        is undefined in a replicate.
+    points
+        Metric name → (cells,) the values at unit weights (the point estimates; the rank
+        metrics exact), which the tests hold to the metric suite's tables.
+    seeds
+        One row per cell × seed: the cell keys, ``seed``, ``n`` and every metric of
+        ``SEED_METRICS`` computed on that seed's rows alone.
+    replicates, seed, levels
+        B, the generator offset, and the rank metrics' level cap.
+    bins
+        Binning (``"width"``, ``"mass"``) → (cells × M × B) Float32 replicates of each bin's
+        accuracy (NaN where a replicate leaves the bin empty), for per-bin intervals.
+    """
+
+    cells: pl.DataFrame
+    values: Mapping[str, np.ndarray]
+    points: Mapping[str, np.ndarray]
+    seeds: pl.DataFrame
+    replicates: int
+    seed: int
+    levels: int
+    bins: Mapping[str, np.ndarray] = field(default_factory=dict)
+    keys: tuple[str, ...] = field(default=CELL)
+
+
+def bootstrap(
+    frame: pl.DataFrame | pl.LazyFrame,
+    *,
+    replicates: int = REPLICATES,
+    bins: int = 15,
+    seed: int = 0,
+    levels: int = LEVELS,
+    coverage: float = 0.8,
+    risk: float = 0.05,
+    proba: bool | None = None,
+    cells: pl.DataFrame | None = None,
+    chunk_rows: int = CHUNK_ROWS,
+) -> Replicates:
+    """Paired Poisson bootstrap replicates of every metric of every cell of ``frame``.
+
+    Parameters
+    ----------
+    frame
+        Prediction rows with the cell keys (``study``, ``dataset``, ``model``,
+        ``corruption``, ``severity``, ``label``), ``sample_id``, ``seed``, ``repeat``,
+        ``confidence``, ``correct`` and, for ``brier`` and ``nll``, ``proba`` and
+        ``y_true``. A LazyFrame is read one chunk of cells at a time.
+    replicates
+        B, an int >= 1.
+    bins
+        Equal-width (and equal-mass) bins M, as for the point estimates.
+    seed
+        Offset of the generator (the second key): another seed, another resample.
+    levels
+        Cap on the confidence levels of the rank metrics' replicates (exact below it).
+    coverage, risk
+        Targets of ``risk_at_coverage`` and ``coverage_at_risk``.
+    proba
+        Whether to compute ``brier`` and ``nll`` (default: when ``frame`` has ``proba``).
+    cells
+        The cells with their row counts ``n`` (a calibration table), if known: saves a scan.
+    chunk_rows
+        Rows read and processed together.
+
+    Returns
+    -------
+    Replicates
+    """
+    replicates = _check_int("replicates", replicates, 1)
+    bins = _check_int("bins", bins, 1)
+    levels = _check_int("levels", levels, 2)
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**62:
+        raise ParameterError(f"seed must be an int in [0, 2^62). Got {seed!r}.")
+    lazy = frame.lazy()
+    names = lazy.collect_schema().names()
+    if proba is None:
+        proba = "proba" in names and "y_true" in names
+    keys = list(CELL)
+    if cells is None:
+        cells = lazy.group_by(keys).agg(n=pl.len()).collect()
+    counts = (
+        cells.select(*keys, pl.col("n").cast(pl.Int64)).sort(keys, nulls_last=True)
+    ).with_row_index("cell")
+    cells = counts.select(keys)
+    context = _Context(replicates, bins, seed, levels, coverage, risk, proba)
+    parts = [
+        _chunk(lazy, counts.slice(start, length), context)
+        for start, length in _chunks(counts, chunk_rows)
+    ]
+    names = (*WIDTH_METRICS, "ace", *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
+    values = {
+        name: np.concatenate([p.values[name] for p in parts])
+        if parts
+        else np.empty((0, replicates))
+        for name in names
+    }
+    points = {
+        name: np.concatenate([p.points[name] for p in parts]) if parts else np.empty(0)
+        for name in names
+    }
+    bin_values = {
+        binning: np.concatenate([p.values[f"bin:{binning}"] for p in parts])
+        if parts
+        else np.empty((0, bins, replicates), dtype=np.float32)
+        for binning in BINNINGS
+    }
+    seeds = pl.concat([p.seeds for p in parts]) if parts else _empty_seeds()
+    seeds = (
+        seeds.join(counts.select("cell", *keys), on="cell", how="left")
+        .sort("cell", "seed")
+        .select(*keys, "seed", pl.exclude("cell", "seed", *keys))
+    )
+    return Replicates(cells, values, points, seeds, replicates, seed, levels, bin_values)
+
+
+@dataclass(frozen=True)
+class _Context:
+    replicates: int
+    bins: int
+    seed: int
+    levels: int
+    coverage: float
+    risk: float
+    proba: bool
+    # the last block's weights: consecutive chunks of one dataset reuse them
+    cache: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class _Part:
+    values: dict[str, np.ndarray]
+    points: dict[str, np.ndarray]
+    seeds: pl.DataFrame
+
+
+def _check_int(name: str, value: object, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ParameterError(f"{name} must be an int >= {low}. Got {value!r}.")
+    return value
+
+
+def _chunks(counts: pl.DataFrame, budget: int) -> list[tuple[int, int]]:
+    """(start, length) of consecutive runs of cells of at most ``budget`` rows (a cell
+    larger than that is a run of its own). Cells are sorted by their keys, so a run covers
+    few (study, dataset, model) combinations, which the read narrows to."""
+    out, start, rows = [], 0, 0
+    for i, n in enumerate(counts["n"].to_list()):
+        if rows and rows + n > budget:
+            out.append((start, i - start))
+            start, rows = i, 0
+        rows += n
+    if rows:
+        out.append((start, counts.height - start))
+    return out
+
+
+# One chunk of cells ----------------------------------------------------------------------------
+
+
+def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
+    """Replicates and per-seed values of a run of consecutive cells."""
+    rows = _rows(lazy, cells, ctx)
+    first = cells["cell"][0]
+    n_cells = cells.height
+    cell = rows["cell"].to_numpy() - first
+    starts = np.searchsorted(cell, np.arange(n_cells + 1))
+    study = cells["study"].to_list()
+    dataset = cells["dataset"].to_list()
+    values = {
+        name: np.full((n_cells, ctx.replicates), np.nan)
+        for name in (*WIDTH_METRICS, "ace", *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
+    }
+    points = {name: np.full(n_cells, np.nan) for name in values}
+    for binning in BINNINGS:
+        values[f"bin:{binning}"] = np.full(
+            (n_cells, ctx.bins, ctx.replicates), np.nan, dtype=np.float32
+        )
+    columns = {name: rows[name].to_numpy() for name in rows.columns if name != "cell"}
+    # Blocks: consecutive cells of one (study, dataset) share their sample ids.
+    block_starts = [0] + [
+        i for i in range(1, n_cells) if (study[i], dataset[i]) != (study[i - 1], dataset[i - 1])
+    ]
+    for b0, b1 in zip(block_starts, [*block_starts[1:], n_cells], strict=True):
+        lo, hi = starts[b0], starts[b1]
+        block = {name: array[lo:hi] for name, array in columns.items()}
+        block["cell"] = cell[lo:hi] - b0
+        out = _block(block, b1 - b0, study[b0], ctx)
+        for name, array in out.items():
+            if name.startswith("point:"):
+                points[name[6:]][b0:b1] = array
+            else:
+                values[name][b0:b1] = array
+    return _Part(values, points, _seed_values(rows, ctx))
+
+
+def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFrame:
+    """The chunk's rows sorted by (cell, confidence, sample_id, seed, repeat), with the
+    per-row quantities every later step needs."""
+    keys = list(CELL)
+    narrow = pl.lit(True)
+    for key in ("study", "dataset", "model", "corruption"):
+        narrow = narrow & pl.col(key).is_in(cells[key].unique().implode())
+    c = pl.col("confidence").cast(pl.Float64)
+    z = pl.col("correct").cast(pl.Float64)
+    extra = {}
+    if ctx.proba:
+        extra = {
+            "brier": _brier_terms("proba", "y_true"),
+            "nll": _nll_terms("proba", "y_true"),
+            "has_proba": (pl.col("proba").list.len() > 0).fill_null(False).cast(pl.Float64),
+        }
+    rows = (
+        lazy.filter(narrow)
+        .join(cells.lazy().select("cell", *keys), on=keys, how="inner", nulls_equal=True)
+        .select(
+            "cell",
+            "sample_id",
+            pl.col("seed").cast(pl.Int64),
+            pl.col("repeat").cast(pl.Int64),
+            c=c,
+            z=z,
+            wbin=bin_index("confidence", bins=ctx.bins).cast(pl.Int32),
+            nll_top=_nll_top_terms(c, z),
+            **extra,
+        )
+        .sort(["cell", "c", "sample_id", "seed", "repeat"])
+    )
+    if ctx.proba:
+        # a row without a vector has no score terms; the cell's brier/nll are then null
+        rows = rows.with_columns(pl.col("brier", "nll").fill_null(0.0))
+    frame = rows.collect()
+    cell = frame["cell"].to_numpy()
+    c_values = frame["c"].to_numpy()
+    n = len(cell)
+    new_cell = np.ones(n, dtype=bool)
+    new_cell[1:] = cell[1:] != cell[:-1]
+    start = np.flatnonzero(new_cell)
+    size = np.diff(np.append(start, n))
+    rank = np.arange(n) - np.repeat(start, size)
+    new_level = new_cell.copy()
+    new_level[1:] |= c_values[1:] != c_values[:-1]
+    level = np.cumsum(new_level) - 1
+    level -= np.repeat(level[start], size)
+    distinct = np.repeat(level[np.append(start[1:], n) - 1] + 1, size)
+    n_cell = np.repeat(size, size)
+    mean_c = np.repeat(np.add.reduceat(c_values, start) / size, size) if n else c_values
+    grid = np.where(distinct <= ctx.levels, level, level * ctx.levels // np.maximum(distinct, 1))
+    return frame.with_columns(
+        mbin=pl.Series(rank * ctx.bins // np.maximum(n_cell, 1), dtype=pl.Int32),
+        level=pl.Series(level, dtype=pl.Int64),
+        grid=pl.Series(grid, dtype=pl.Int64),
+        centred=pl.Series(c_values - mean_c),
+    )
+
+
+def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context) -> dict:
+    """Replicates of the cells of one (study, dataset) block: one sample set, one W."""
+    samples, sid = np.unique(block["sample_id"], return_inverse=True)
+    wt, wt32 = _weight_columns(study, samples, ctx)
+    cell = block["cell"]
+    bounds = np.searchsorted(cell, np.arange(n_cells + 1))
+
+    def part(c0: int, c1: int) -> dict[str, np.ndarray]:
+        rows = {name: a[bounds[c0] : bounds[c1]] for name, a in block.items()}
+        rows["cell"] = rows["cell"] - c0
+        rows["sid"] = sid[bounds[c0] : bounds[c1]]
+        return rows
+
+    # batches of cells whose dense D (samples × statistics) and level counts stay small
+    per_cell = len(samples) * (6 * ctx.bins + 3 * ctx.bins + 9)
+    step = max(1, BATCH_ENTRIES // max(per_cell, 1))
+    linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
+    grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * wt.shape[1]
+    rank_batches, c0 = [], 0
+    while c0 < n_cells:
+        c1, entries = c0 + 1, grid[c0]
+        while c1 < n_cells and entries + grid[c1] <= BATCH_ENTRIES:
+            entries += grid[c1]
+            c1 += 1
+        rank_batches.append((c0, c1))
+        c0 = c1
+    jobs = [(_linear, c0, c1, wt) for c0, c1 in linear_batches]
+    jobs += [(_rank_replicates, c0, c1, wt32) for c0, c1 in rank_batches]
+
+    def run(job):
+        function, c0, c1, weights = job
+        return function(part(c0, c1), c1 - c0, len(samples), weights, ctx)
+
+    if len(jobs) > 2 and _threads() > 1:
+        # numpy, BLAS and scipy release the GIL: batches run side by side on the cores
+        with ThreadPoolExecutor(_threads()) as pool:
+            done = list(pool.map(run, jobs))
+    else:
+        done = [run(job) for job in jobs]
+    linear, rank = done[: len(linear_batches)], done[len(linear_batches) :]
+    exact = _exact_rank(block, n_cells, ctx)
+    out = {}
+    for name in linear[0]:
+        full = np.concatenate([batch[name] for batch in linear])
+        out[name] = full[..., 1:]
+        if not name.startswith("bin:"):
+            out["point:" + name] = full[:, 0]
+    for name in RANK_METRICS:
+        grouped = np.concatenate([batch[name] for batch in rank])
+        shift = exact[name] - grouped[:, 0]  # exact point minus the grouped point
+        out[name] = grouped[:, 1:] + shift[:, None]
+        out["point:" + name] = exact[name]
+    return out
+
+
+def _weight_columns(study: str, samples: np.ndarray, ctx: _Context):
+    """Wᵀ for ``samples`` with a first column of unit weights (the point estimates), in
+    Float64 for the linear sums and Float32 for the level counts (exact small integers)."""
+    cached = ctx.cache.get("weights")
+    if cached is not None and cached[0] == study and np.array_equal(cached[1], samples):
+        return cached[2], cached[3]
+    weights = poisson_weights(study, samples, ctx.replicates, seed=ctx.seed)
+    wt = np.empty((len(samples), ctx.replicates + 1))
+    wt[:, 0] = 1.0
+    wt[:, 1:] = weights.T
+    wt32 = wt.astype(np.float32)
+    ctx.cache["weights"] = (study, samples, wt, wt32)
+    return wt, wt32
+
+
+# Linear statistics: W·D ------------------------------------------------------------------------
+
+
+def _dense(sid: np.ndarray, column: np.ndarray, value: np.ndarray, shape: tuple[int, int]):
+    """The dense (samples × columns) matrix of the per-row values summed per entry."""
+    flat = np.bincount(sid * shape[1] + column, weights=value, minlength=shape[0] * shape[1])
+    return flat.reshape(shape)
+
+
+def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Context) -> dict:
+    """Per cell × (1 + B): every metric derived from sums linear in the weights."""
+    cell, sid = part["cell"], part["sid"]
+    c, z = part["c"], part["z"]
+    m = ctx.bins
+    width_key = cell * m + part["wbin"]
+    pairs, pair = np.unique(width_key, return_inverse=True)
+    mass_key = cell * m + part["mbin"]
+    mass_pairs, mass_pair = np.unique(mass_key, return_inverse=True)
+    centred = part["centred"]
+    right, wrong = z, 1.0 - z
+    blocks = [
+        _dense(sid, pair, value, (n_samples, len(pairs)))
+        for value in (np.ones_like(c), c, z, c * c, c * z, part["nll_top"])
+    ]
+    blocks += [
+        _dense(sid, mass_pair, value, (n_samples, len(mass_pairs)))
+        for value in (np.ones_like(c), c, z)
+    ]
+    cell_values = [
+        right,
+        wrong,
+        right * centred,
+        right * centred * centred,
+        wrong * centred,
+        wrong * centred * centred,
+    ]
+    if ctx.proba:
+        cell_values += [part["brier"], part["nll"], part["has_proba"]]
+    blocks += [_dense(sid, cell, value, (n_samples, n_cells)) for value in cell_values]
+    sums = np.hstack(blocks).T @ wt  # (statistics × (1 + B)): the one matrix product
+    columns = np.cumsum([0] + [b.shape[1] for b in blocks])
+    stat = [sums[columns[i] : columns[i + 1]] for i in range(len(blocks))]
+    width = [_per_bin(pairs, array, n_cells, m) for array in stat[:6]]
+    out = bin_metrics(*width)
+    mass = [_per_bin(mass_pairs, array, n_cells, m) for array in stat[6:9]]
+    out["ace"] = bin_metrics(*mass, names=("ece",))["ece"]
+    with np.errstate(invalid="ignore", divide="ignore"):  # an empty bin: NaN, undefined
+        for binning, (n, _, correct, *_) in (("width", width), ("mass", mass)):
+            out[f"bin:{binning}"] = np.moveaxis(correct / n, 0, 1).astype(np.float32)
+    out |= _moment_metrics(*stat[9:15])
+    if ctx.proba:
+        n = stat[9] + stat[10]
+        complete = stat[17] == n
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out["brier"] = np.where(complete & (n > 0), stat[15] / n, np.nan)
+            out["nll"] = np.where(complete & (n > 0), stat[16] / n, np.nan)
+    else:
+        out["brier"] = out["nll"] = np.full(stat[9].shape, np.nan)
+    return out
+
+
+def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np.ndarray:
+    """(bins × cells × replicates) array of a statistic from its rows of non-empty pairs
+    (pair = cell·M + bin); zero in bins a cell does not have."""
+    full = np.zeros((bins, n_cells, sums.shape[1]))
+    full[pairs % bins, pairs // bins] = sums
+    return full
+
+
+def bin_metrics(
+    n: np.ndarray,
+    sum_confidence: np.ndarray,
+    sum_correct: np.ndarray,
+    sum_confidence_sq: np.ndarray | None = None,
+    sum_confidence_correct: np.ndarray | None = None,
+    sum_nll_top: np.ndarray | None = None,
+    *,
+    names: Sequence[str] = WIDTH_METRICS,
+) -> dict[str, np.ndarray]:
+    """The per-bin metrics of METRICS.md §2–§3 from (weighted) per-bin sums, bins on axis 0.
+
+    The numpy twin of the ``*_from_bins`` builders for arrays of many groups at once (the
+    replicates of every cell): a Polars group-by over one row per cell × replicate × bin is
+    ten times slower. A bin with ``n`` = 0 is not a bin of that group (as a bin absent from
+    ``calibration_bins``). The tests hold this to the suite's tables at unit weights and to
+    the suite on explicitly weighted rows.
+
+    Parameters
+    ----------
+    n, sum_confidence, sum_correct, sum_confidence_sq, sum_confidence_correct, sum_nll_top
+        Arrays of the ``calibration_bins`` sums, bins along axis 0 (the last three only for
+        the proper scores).
+    names
+        The metrics to return, from ``WIDTH_METRICS``.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Each metric with axis 0 reduced; NaN for a group without rows.
+    """
+    present = n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = n.sum(0)
+        correct_total = sum_correct.sum(0)
+        accuracy = correct_total / total
+        mean_confidence = sum_confidence.sum(0) / total
+        error = sum_correct - sum_confidence  # Σz − Σc per bin
+        size = np.where(present, n, 1.0)  # no 0/0 in empty bins; their terms are masked
+        out: dict[str, np.ndarray] = {}
+        for name in names:
+            if name == "accuracy":
+                value = accuracy
+            elif name == "mean_confidence":
+                value = mean_confidence
+            elif name == "gap":
+                value = mean_confidence - accuracy
+            elif name == "abs_gap":
+                value = np.abs(mean_confidence - accuracy)
+            elif name == "ece":
+                value = np.abs(error).sum(0) / total
+            elif name == "mce":
+                value = np.where(present, np.abs(error) / size, -np.inf).max(0)
+            elif name == "rmsce":
+                value = np.sqrt((np.where(present, error * error / size, 0.0)).sum(0) / total)
+            elif name == "ece_debiased":
+                bin_gap, bin_accuracy = error / size, sum_correct / size
+                term = bin_gap * bin_gap - bin_accuracy * (1 - bin_accuracy) / (size - 1)
+                weighted = np.where(present & (n >= 2), n * term, 0.0)
+                value = np.sqrt(np.clip(weighted.sum(0) / total, 0.0, None))
+            elif name == "brier_top":
+                value = (sum_confidence_sq - 2 * sum_confidence_correct + sum_correct).sum(
+                    0
+                ) / total
+            elif name == "brier_reliability":
+                value = np.where(present, error * error / size, 0.0).sum(0) / total
+            elif name == "brier_resolution":
+                spread = sum_correct / size - accuracy
+                value = np.where(present, n * spread * spread, 0.0).sum(0) / total
+            elif name == "brier_uncertainty":
+                value = accuracy * (1 - accuracy)
+            elif name == "brier_within":
+                variance = sum_confidence_sq - sum_confidence * sum_confidence / size
+                covariance = sum_confidence_correct - sum_confidence * sum_correct / size
+                value = np.where(present, variance - 2 * covariance, 0.0).sum(0) / total
+            elif name == "nll_top":
+                value = sum_nll_top.sum(0) / total
+            else:
+                raise ValueError(f"unknown bin metric {name!r}")
+            out[name] = np.where(total > 0, value, np.nan)
+    return out
+
+
+def _moment_metrics(n1, n0, s1, q1, s0, q0) -> dict[str, np.ndarray]:
+    """``cohens_d`` and ``point_biserial`` from weighted counts and sums of the confidence
+    centred on the cell's mean (right rows: n1, s1, q1; wrong: n0, s0, q0), through the
+    suite's formulas."""
+    shape = n1.shape
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean1, mean0 = s1 / n1, s0 / n0
+        var1 = np.where(n1 >= 2, (q1 - s1 * mean1) / (n1 - 1), np.nan)
+        var0 = np.where(n0 >= 2, (q0 - s0 * mean0) / (n0 - 1), np.nan)
+        n = n1 + n0
+        total = s1 + s0
+        var_all = (q1 + q0 - total * total / n) / n
+    frame = pl.DataFrame(
+        {
+            name: _clean_variance(value) if name.startswith("var") else value.ravel()
+            for name, value in (
+                ("mean1", mean1),
+                ("mean0", mean0),
+                ("var1", var1),
+                ("var0", var0),
+                ("var_all", var_all),
+                ("n1", n1),
+                ("n0", n0),
+            )
+        }
+    ).fill_nan(None)
+    col = pl.col
+    result = frame.select(
+        cohens_d=_cohens_d(
+            col("mean1"), col("mean0"), col("var1"), col("var0"), col("n1"), col("n0")
+        ),
+        point_biserial=_point_biserial(
+            col("mean1"), col("mean0"), col("var_all"), col("n1"), col("n0")
+        ),
+    )
+    return {
+        name: result[name].cast(pl.Float64).fill_null(np.nan).to_numpy().reshape(shape)
+        for name in MOMENT_METRICS
+    }
+
+
+def _clean_variance(value: np.ndarray) -> np.ndarray:
+    """Variances from sums, with rounding residue of an all-equal group set to exactly 0
+    (the suite's variance is exactly 0 there)."""
+    flat = value.ravel()
+    return np.where(np.abs(flat) < _TINY_VARIANCE, 0.0, flat)
+
+
+# Rank metrics: counts per confidence level ----------------------------------------------------
+
+
+def _rank_replicates(
+    part: dict, n_cells: int, n_samples: int, wt32: np.ndarray, ctx: _Context
+) -> dict[str, np.ndarray]:
+    """Per cell × (1 + B): the rank metrics on the grouped levels, from H · W.
+
+    Cells go through the kernel a few at a time as (levels × cells × replicates) arrays,
+    padded with empty levels at the top (which change no metric): each of its row-by-row
+    running sums then adds a few thousand numbers at once."""
+    cell, grid = part["cell"], part["grid"]
+    size = np.zeros(n_cells, dtype=np.int64)
+    np.maximum.at(size, cell, grid + 1)
+    out = {name: np.empty((n_cells, wt32.shape[1])) for name in RANK_METRICS}
+    bounds = np.searchsorted(cell, np.arange(n_cells + 1))
+    for c0 in range(0, n_cells, _KERNEL_CELLS):
+        c1 = min(n_cells, c0 + _KERNEL_CELLS)
+        k, width = c1 - c0, int(size[c0:c1].max())
+        lo, hi = bounds[c0], bounds[c1]
+        row = (grid[lo:hi] * 2 + part["z"][lo:hi].astype(np.int64)) * k + cell[lo:hi] - c0
+        counts = sparse.csr_matrix(
+            (np.ones(hi - lo, dtype=np.float32), (row, part["sid"][lo:hi])),
+            shape=(width * 2 * k, n_samples),
+        )
+        level_counts = (counts @ wt32).reshape(width, 2, k, -1)  # exact small integers
+        metrics = rank_metrics(level_counts[:, 1], level_counts[:, 0], ctx.coverage, ctx.risk)
+        for name in RANK_METRICS:
+            out[name][c0:c1] = metrics[name]
+    return out
+
+
+#: Cells per call of the rank kernel in the replicates.
+_KERNEL_CELLS = 4
+
+
+def _threads() -> int:
+    return max(1, min(8, os.cpu_count() or 1))
+
+
+def _exact_rank(block: dict, n_cells: int, ctx: _Context) -> dict[str, np.ndarray]:
+    """Per cell: the rank metrics on its exact confidence levels, unit weights."""
+    return _level_metrics(block["cell"], block["level"], block["z"], n_cells, ctx)
+
+
+def _level_metrics(
+    group: np.ndarray, level: np.ndarray, z: np.ndarray, n_groups: int, ctx: _Context
+) -> dict[str, np.ndarray]:
+    """Per group (rows sorted by group): the rank metrics on the exact levels, unit weights."""
+    out = {name: np.full(n_groups, np.nan) for name in RANK_METRICS}
+    if not n_groups:
+        return out
+    sizes = np.zeros(n_groups, dtype=np.int64)
+    np.maximum.at(sizes, group, level + 1)
+    bounds = np.searchsorted(group, np.arange(n_groups + 1))
+    g0 = 0
+    while g0 < n_groups:
+        g1, width = g0 + 1, sizes[g0]
+        while g1 < n_groups and max(width, sizes[g1]) * (g1 + 1 - g0) * 2 <= BATCH_ENTRIES:
+            width = max(width, sizes[g1])
+            g1 += 1
+        lo, hi = bounds[g0], bounds[g1]
+        index = (level[lo:hi] * (g1 - g0) + group[lo:hi] - g0) * 2 + z[lo:hi].astype(np.int64)
+        flat = np.bincount(index, minlength=width * (g1 - g0) * 2).astype(np.float64)
+        flat = flat.reshape(width, g1 - g0, 2)
+        metrics = rank_metrics(flat[:, :, 1], flat[:, :, 0], ctx.coverage, ctx.risk)
+        for name in RANK_METRICS:
+            out[name][g0:g1] = metrics[name]
+        g0 = g1
+    return out
+
+
+def rank_metrics(
+    right: np.ndarray, wrong: np.ndarray, coverage: float = 0.8, risk: float = 0.05
+) -> dict[str, np.ndarray]:
+    """The rank metrics (METRICS.md §4–§5) from weighted counts per confidence level.
+
+    Parameters
+    ----------
+    right, wrong
+        Arrays of the (weighted) counts of right and wrong rows per level, levels in
+        ascending order of confidence along axis 0, any further axes independent groups
+        (replicates, cells); a level may be empty (both 0). The arithmetic is done in the
+        arrays' floating dtype (the replicates use Float32: exact counts, ratios to ~1e−7).
+    coverage, risk
+        Targets of ``risk_at_coverage`` and ``coverage_at_risk``.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``auroc``, ``aupr_success``, ``aupr_error``, ``fpr_at_95tpr``, ``aurc``,
+        ``aurc_optimal``, ``e_aurc``, ``risk_at_coverage``, ``coverage_at_risk``, with
+        axis 0 reduced, as Float64; NaN where undefined (the suite's nulls). With integer
+        counts in Float64 these are the suite's values: rows with equal confidence enter
+        together, AUROC by mid-ranks, AUPR as average precision, the risk–coverage curve
+        as steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relcol.analysis import rank_metrics
+    >>> out = rank_metrics(np.array([0.0, 1, 1]), np.array([1.0, 1, 0]))  # .3 ✗, .6 ✓✗, .9 ✓
+    >>> float(out["auroc"]), float(out["fpr_at_95tpr"])
+    (0.875, 0.5)
+    """
+    right, wrong = np.asarray(right), np.asarray(wrong)
+    if not np.issubdtype(right.dtype, np.floating):
+        right, wrong = right.astype(np.float64), wrong.astype(np.float64)
+    one = np.ones((), dtype=right.dtype)
+    n1, n0 = right.sum(0), wrong.sum(0)
+    n = n1 + n0
+    # Running sums from the lowest level; every later array reuses one of these buffers.
+    wrong_below = _cumsum(wrong)  # wrong rows with confidence ≤ the level
+    right_below = _cumsum(right)
+    wrong_under = wrong_below - wrong  # … strictly below it
+    right_under = right_below - right
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rank_sum = _dot(right, wrong_under) + 0.5 * _dot(right, wrong)
+        below = np.add(right_below, wrong_below, out=right_below)  # rows ≤ the level
+        # 0/0 only where no row is at or below a level (nor a wrong one): the term is 0
+        error_precision = np.divide(wrong_below, np.maximum(below, one, out=below), out=wrong_below)
+        aupr_error = _dot(wrong, error_precision) / n0
+        accepted = n - right_under - wrong_under  # rows with confidence ≥ the level
+        errors = np.subtract(n0, wrong_under, out=wrong_under)  # wrong rows among them
+        # Right rows strictly below a level rise with the level, so the levels whose
+        # true-positive rate reaches 95 % (20·TP ≥ 19·n₁, TP = n₁ − right below) are a prefix
+        # from the lowest level; the false-positive count is smallest at the prefix's last.
+        # An empty level repeats the next level's counts, so it changes no minimum or maximum.
+        last = np.count_nonzero(20 * right_under <= n1, axis=0) - 1
+        false_positives = np.take_along_axis(errors, np.maximum(last, 0)[None], 0)[0]
+        within = np.max(accepted * (errors <= risk * accepted), axis=0)
+        # accepted falls along the levels, so the levels reaching the coverage are a prefix;
+        # its last is the curve point with the smallest coverage ≥ the target
+        enough = np.count_nonzero(accepted >= coverage * n, axis=0) - 1
+        safe = np.maximum(accepted, one, out=accepted)  # 0 accepted: 0 right, 0 wrong above
+        precision = np.divide(np.subtract(n1, right_under, out=right_under), safe, out=right_under)
+        aupr_success = _dot(right, precision) / n1
+        level_risk = np.divide(errors, safe, out=errors)
+        aurc = (_dot(right, level_risk) + _dot(wrong, level_risk)) / n
+        at_coverage = np.take_along_axis(level_risk, np.maximum(enough, 0)[None], 0)[0]
+        both = (n1 > 0) & (n0 > 0)
+        out = {
+            "auroc": np.where(both, rank_sum / (n1 * n0), np.nan),
+            "aupr_success": np.where(n1 > 0, aupr_success, np.nan),
+            "aupr_error": np.where(n0 > 0, aupr_error, np.nan),
+            "fpr_at_95tpr": np.where(both, false_positives / n0, np.nan),
+            "aurc": np.where(n > 0, aurc, np.nan),
+            "risk_at_coverage": np.where((n > 0) & (enough >= 0), at_coverage, np.nan),
+            "coverage_at_risk": np.where(n > 0, within / n, np.nan),
+        }
+    out = {name: np.asarray(value, dtype=np.float64) for name, value in out.items()}
+    n64, n1_64 = np.asarray(n, dtype=np.float64), np.asarray(n1, dtype=np.float64)
+    out["aurc_optimal"] = _aurc_optimal(n64, n1_64)
+    out["e_aurc"] = out["aurc"] - out["aurc_optimal"]
+    return {name: out[name] for name in RANK_METRICS}
+
+
+def _cumsum(values: np.ndarray) -> np.ndarray:
+    """Running sum along axis 0. For wide arrays (levels × replicates) adding row to row is
+    three times faster than ``np.cumsum(axis=0)``, whose inner loop strides across rows."""
+    if values.ndim < 2 or values[0].size < 64 or len(values) > 4096:
+        return np.cumsum(values, 0)
+    out = values.copy()
+    for level in range(1, len(out)):
+        np.add(out[level], out[level - 1], out=out[level])
+    return out
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Σ over axis 0 of a·b."""
+    return np.einsum("l...,l...->...", a, b)
+
+
+def _aurc_optimal(n: np.ndarray, n1: np.ndarray) -> np.ndarray:
+    """(n₀ − n₁(Hₙ − Hₙ₁))/n, Hₖ as the suite's ``harmonic``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, ((n - n1) - n1 * (_harmonic(n) - _harmonic(n1))) / n, np.nan)
+
+
+def _harmonic(n: np.ndarray) -> np.ndarray:
+    """The suite's ``harmonic`` (``relcol.metrics.harmonic``) in numpy, step for step:
+    H_{n+10} from ψ's asymptotic series, minus 1/(n+1) … 1/(n+10)."""
+    big = n + _SHIFT
+    inverse_square = 1 / (big * big)
+    tail = np.zeros_like(big)
+    for coefficient in reversed(_ASYMPTOTIC):
+        tail = (tail + coefficient) * inverse_square
+    value = np.log(big) + _EULER_GAMMA + 0.5 / big - tail
+    for i in range(_SHIFT, 0, -1):
+        value = value - 1 / (n + i)
+    return np.where(n == 0, 0.0, value)
+
+
+# Per-seed values ---------------------------------------------------------------------------------
+
+
+def _width_builders() -> list[pl.Expr]:
+    """The suite's builders of ``WIDTH_METRICS`` over a ``calibration_bins`` frame."""
+    return [
+        accuracy_from_bins(),
+        mean_confidence_from_bins(),
+        gap_from_bins(),
+        abs_gap_from_bins(),
+        ece_from_bins(),
+        mce_from_bins(),
+        rmsce_from_bins(),
+        ece_debiased_from_bins(),
+        brier_top_from_bins(),
+        brier_reliability_from_bins(),
+        brier_resolution_from_bins(),
+        brier_uncertainty_from_bins(),
+        brier_within_from_bins(),
+        nll_top_from_bins(),
+    ]
+
+
+def _seed_values(rows: pl.DataFrame, ctx: _Context) -> pl.DataFrame:
+    """Per cell × seed: ``n`` and the metrics of ``SEED_METRICS`` on that seed's rows."""
+    unit = rows.with_columns(c2=pl.col("c") * pl.col("c"), cz=pl.col("c") * pl.col("z"))
+    width = (
+        unit.group_by("cell", "seed", "wbin")
+        .agg(
+            n=pl.len().cast(pl.Float64),
+            sum_confidence=pl.col("c").sum(),
+            sum_correct=pl.col("z").sum(),
+            sum_confidence_sq=pl.col("c2").sum(),
+            sum_confidence_correct=pl.col("cz").sum(),
+            sum_nll_top=pl.col("nll_top").sum(),
+        )
+        .group_by("cell", "seed")
+        .agg(_width_builders())
+    )
+    z, centred = pl.col("z"), pl.col("centred")
+    aggs = [
+        pl.len().alias("n"),
+        z.sum().alias("n1"),
+        (1 - z).sum().alias("n0"),
+        (z * centred).sum().alias("s1"),
+        (z * centred * centred).sum().alias("q1"),
+        ((1 - z) * centred).sum().alias("s0"),
+        ((1 - z) * centred * centred).sum().alias("q0"),
+    ]
+    if ctx.proba:
+        aggs += [
+            pl.col("brier").sum().alias("sum_brier"),
+            pl.col("nll").sum().alias("sum_nll"),
+            pl.col("has_proba").sum().alias("n_proba"),
+        ]
+    cell_seed = rows.group_by("cell", "seed").agg(aggs).sort("cell", "seed")
+    moments = _moment_metrics(
+        *(
+            cell_seed[name].to_numpy().astype(np.float64)
+            for name in ("n1", "n0", "s1", "q1", "s0", "q0")
+        )
+    )
+    table = cell_seed.select("cell", "seed", pl.col("n").cast(pl.Int64)).with_columns(
+        **{name: pl.Series(values) for name, values in moments.items()}
+    )
+    if ctx.proba:
+        complete = pl.col("n_proba") == pl.col("n")
+        table = table.with_columns(
+            cell_seed.select(
+                brier=pl.when(complete).then(pl.col("sum_brier") / pl.col("n")),
+                nll=pl.when(complete).then(pl.col("sum_nll") / pl.col("n")),
+            )
+        )
+    else:
+        table = table.with_columns(brier=pl.lit(None, pl.Float64), nll=pl.lit(None, pl.Float64))
+    rank = _seed_rank(rows, cell_seed.select("cell", "seed"), ctx)
+    return (
+        table.with_columns(**{name: pl.Series(values) for name, values in rank.items()})
+        .join(width, on=["cell", "seed"], how="left", maintain_order="left")
+        .select("cell", "seed", "n", *SEED_METRICS)
+    )
+
+
+def _seed_rank(rows: pl.DataFrame, groups: pl.DataFrame, ctx: _Context) -> dict[str, np.ndarray]:
+    """The rank metrics of each (cell, seed) of ``groups`` (in its order), exact levels.
+
+    A seed's rows hold a share of its cell's confidence levels: the levels are renumbered
+    within each (cell, seed), so no array is padded to the whole cell's levels."""
+    index = groups.with_row_index("group")
+    joined = (
+        rows.select("cell", "seed", "level", "z")
+        .join(index, on=["cell", "seed"], how="left", maintain_order="left")
+        .sort("group", maintain_order=True)  # stable: levels stay in order within a group
+    )
+    group = joined["group"].to_numpy().astype(np.int64)
+    level = joined["level"].to_numpy()
+    fresh = np.ones(len(group), dtype=bool)
+    fresh[1:] = (group[1:] != group[:-1]) | (level[1:] != level[:-1])
+    compact = np.cumsum(fresh) - 1
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if len(group) else group
+    compact -= np.repeat(compact[starts], np.diff(np.append(starts, len(group))))
+    return _level_metrics(group, compact, joined["z"].to_numpy(), index.height, ctx)
+
+
+def _empty_seeds() -> pl.DataFrame:
+    return pl.DataFrame(
+        schema={"cell": pl.UInt32, "seed": pl.Int64, "n": pl.Int64}
+        | {name: pl.Float64 for name in SEED_METRICS}
+    )
+
+
+# Intervals, spread, differences -------------------------------------------------------------
+
+
+def percentile_interval(values: np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise percentile interval [Q_{α/2}, Q_{1−α/2}] of (groups × B) replicates.
+
+    Quantiles are numpy's linear ones (Hyndman–Fan type 7) over the replicates that are
+    defined (not NaN); a row with fewer than half of them defined gets NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relcol.analysis import percentile_interval
+    >>> lo, hi = percentile_interval(np.arange(101.0)[None, :], alpha=0.1)
+    >>> float(lo[0]), float(hi[0])
+    (5.0, 95.0)
+    """
+    alpha = _check_alpha(alpha)
+    values = np.asarray(values, dtype=np.float64)
+    lo = np.full(values.shape[0], np.nan)
+    hi = np.full(values.shape[0], np.nan)
+    if values.size == 0:
+        return lo, hi
+    defined = np.isfinite(values)
+    enough = defined.sum(1) * 2 >= values.shape[1]
+    complete = enough & defined.all(1)
+    if complete.any():
+        lo[complete], hi[complete] = _quantile_pair(values[complete], alpha)
+    partial = enough & ~complete
+    if partial.any():
+        rows = np.where(defined[partial], values[partial], np.nan)
+        q = np.nanquantile(rows, [alpha / 2, 1 - alpha / 2], axis=1)
+        lo[partial], hi[partial] = q[0], q[1]
+    return lo, hi
+
+
+def _quantile_pair(values: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """np.quantile(values, [α/2, 1 − α/2], axis=1) (linear), by selecting the four order
+    statistics it interpolates between instead of sorting every row."""
+    count = values.shape[1]
+    positions = [(count - 1) * alpha / 2, (count - 1) * (1 - alpha / 2)]
+    kth = sorted(
+        {k for h in positions for k in (int(np.floor(h)), min(int(np.floor(h)) + 1, count - 1))}
+    )
+    part = np.partition(values, kth, axis=1)
+    out = []
+    for h in positions:
+        below = int(np.floor(h))
+        above = min(below + 1, count - 1)
+        fraction = h - below
+        a, b = part[:, below], part[:, above]
+        # numpy's interpolation, term for term (from the nearer order statistic)
+        if fraction >= 0.5:
+            out.append(b - (b - a) * (1 - fraction))
+        else:
+            out.append(a + (b - a) * fraction)
+    return out[0], out[1]
+
+
+def _check_alpha(alpha: object) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
+        raise ParameterError(f"alpha must be a number in (0, 1). Got {alpha!r}.")
+    return float(alpha)
+
+
+def intervals(
+    replicates: Replicates, alpha: float = ALPHA, metrics: Iterable[str] | None = None
+) -> pl.DataFrame:
+    """Cell keys, then ``<metric>_lo`` and ``<metric>_hi`` for each bootstrapped metric."""
+    names = [m for m in (metrics or replicates.values) if m in replicates.values]
+    columns = {}
+    for name in names:
+        lo, hi = percentile_interval(replicates.values[name], alpha)
+        columns[f"{name}_lo"] = lo
+        columns[f"{name}_hi"] = hi
+    return replicates.cells.with_columns(
+        pl.Series(name, values).fill_nan(None) for name, values in columns.items()
+    )
+
+
+def bin_intervals(replicates: Replicates, alpha: float = ALPHA) -> pl.DataFrame:
+    """Per cell × binning × bin: ``accuracy_lo`` and ``accuracy_hi``, the percentile interval
+    of the bin's accuracy over the replicates (bins fixed at the point estimate's; a
+    replicate that leaves the bin empty does not define it). Join on the cell keys,
+    ``binning`` and ``bin`` to ``calibration_bins``."""
+    frames = []
+    for binning, values in replicates.bins.items():
+        n_cells, bins, count = values.shape
+        lo, hi = percentile_interval(values.reshape(n_cells * bins, count), alpha)
+        frames.append(
+            replicates.cells.with_row_index("_cell")
+            .join(pl.DataFrame({"bin": np.arange(bins, dtype=np.int64)}), how="cross")
+            .with_columns(
+                binning=pl.lit(binning),
+                accuracy_lo=pl.Series(lo).fill_nan(None),
+                accuracy_hi=pl.Series(hi).fill_nan(None),
+            )
+            .drop("_cell")
+        )
+    if not frames:
+        return replicates.cells.clear().with_columns(
+            binning=pl.lit(None, pl.String),
+            bin=pl.lit(None, pl.Int64),
+            accuracy_lo=pl.lit(None, pl.Float64),
+            accuracy_hi=pl.lit(None, pl.Float64),
+        )
+    keys = list(replicates.keys)
+    return pl.concat(frames).select(*keys, "binning", "bin", "accuracy_lo", "accuracy_hi")
+
+
+def seed_spread(replicates: Replicates, metrics: Iterable[str] | None = None) -> pl.DataFrame:
+    """Cell keys, then ``<metric>_sd`` (ddof 1; null with one seed), ``<metric>_min``,
+    ``<metric>_max`` of the per-seed values, and ``seeds`` (how many)."""
+    names = [m for m in (metrics or SEED_METRICS) if m in replicates.seeds.columns]
+    keys = list(replicates.keys)
+    aggs = [pl.len().cast(pl.Int32).alias("seeds")]
+    for name in names:
+        value = pl.col(name).fill_nan(None)
+        aggs += [
+            value.std(ddof=1).alias(f"{name}_sd"),
+            value.min().alias(f"{name}_min"),
+            value.max().alias(f"{name}_max"),
+        ]
+    spread = replicates.seeds.group_by(keys).agg(aggs)
+    return replicates.cells.join(
+        spread, on=keys, how="left", nulls_equal=True, maintain_order="left"
+    )
+
+
+def with_intervals(
+    table: pl.DataFrame,
+    replicates: Replicates,
+    alpha: float = ALPHA,
+    metrics: Iterable[str] | None = None,
+    spread: Iterable[str] | None = None,
+) -> pl.DataFrame:
+    """``table`` (one row per cell) with ``_lo``/``_hi`` beside each of ``metrics`` it has
+    and the per-seed ``_sd``/``_min``/``_max`` columns after those of ``spread`` (default:
+    the same metrics).
+
+    ``ece_excess`` gets ECE's interval shifted by the table's ``ece_null`` (ECE₀ held at
+    its point estimate)."""
+    keys = list(replicates.keys)
+    wanted = [m for m in (metrics or table.columns) if m in table.columns]
+    base = [m for m in wanted if m in replicates.values]
+    bounds = intervals(replicates, alpha, base)
+    out = table.join(bounds, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    if "ece_excess" in wanted and "ece_null" in table.columns:
+        if "ece_lo" not in out.columns:
+            extra = intervals(replicates, alpha, ["ece"]).select(*keys, "ece_lo", "ece_hi")
+            extra = extra.rename({"ece_lo": "_elo", "ece_hi": "_ehi"})
+            out = out.join(extra, on=keys, how="left", nulls_equal=True, maintain_order="left")
+            lo, hi = pl.col("_elo"), pl.col("_ehi")
+        else:
+            lo, hi = pl.col("ece_lo"), pl.col("ece_hi")
+        out = out.with_columns(
+            ece_excess_lo=lo - pl.col("ece_null"), ece_excess_hi=hi - pl.col("ece_null")
+        ).drop("_elo", "_ehi", strict=False)
+        base.append("ece_excess")
+    spread_names = [
+        m
+        for m in (wanted if spread is None else spread)
+        if m in SEED_METRICS and m in table.columns
+    ]
+    spread = seed_spread(replicates, spread_names)
+    spread = spread.drop("seeds") if "seeds" in out.columns else spread
+    out = out.join(spread, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    order = []
+    for name in table.columns:
+        order.append(name)
+        if name in base:
+            order += [f"{name}_lo", f"{name}_hi"]
+        if name in spread_names:
+            order += [f"{name}_sd", f"{name}_min", f"{name}_max"]
+    order += [c for c in out.columns if c not in order]
+    return out.select(order)
+
+
+#: Columns of ``paired_differences``.
+DIFFERENCE_COLUMNS = (
+    *CELL,
+    "contrast",
+    "reference_model",
+    "reference_severity",
+    "metric",
+    "value",
+    "reference_value",
+    "difference",
+    "difference_lo",
+    "difference_hi",
+)
+
+
+def paired_differences(
+    replicates: Replicates,
+    points: pl.DataFrame,
+    alpha: float = ALPHA,
+    metrics: Iterable[str] | None = None,
+) -> pl.DataFrame:
+    """Paired bootstrap intervals of differences between cells on the same samples.
+
+    Two contrasts, one row per cell × contrast × reference × metric:
+
+    - ``"clean"``: the cell minus the same (study, dataset, model, corruption, label) at
+      severity 0 (cells at severity 0 are left out);
+    - ``"model"``: the cell minus every other model's cell at the same (study, dataset,
+      corruption, severity, label): all ordered pairs, so each pair appears both ways (the
+      interval of B − A is that of A − B negated, up to rounding).
+
+    ``difference`` is the difference of the point estimates in ``points`` (one row per
+    cell, the metric columns; ``ece_excess`` from ``ece_null``), ``difference_lo`` /
+    ``difference_hi`` the percentile interval of the replicate differences, each
+    replicate using the same weights on both cells.
+    """
+    keys = list(replicates.keys)
+    cells = replicates.cells.with_row_index("index")
+    joined = cells.join(points, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    available = dict(replicates.values)
+    if "ece" in available and "ece_null" in joined.columns:
+        null = joined["ece_null"].cast(pl.Float64).fill_null(np.nan).to_numpy()
+        available["ece_excess"] = available["ece"] - null[:, None]
+    names = [m for m in (metrics or available) if m in available and m in joined.columns]
+    curve = [k for k in keys if k != "severity"]
+    clean = (
+        joined.filter(pl.col("severity") == 0.0)
+        .select(*curve, reference_index="index")
+        .join(
+            joined.filter(pl.col("severity") != 0.0).select(*curve, "index", "severity"),
+            on=curve,
+            how="inner",
+            nulls_equal=True,
+        )
+        .select(
+            "index",
+            "reference_index",
+            contrast=pl.lit("clean"),
+        )
+    )
+    place = [k for k in keys if k != "model"]
+    models = joined.select(*place, "model", "index")
+    pairs = (
+        models.join(
+            models.rename({"model": "_ref_model", "index": "reference_index"}),
+            on=place,
+            how="inner",
+            nulls_equal=True,
+        )
+        .filter(pl.col("index") < pl.col("reference_index"))
+        .select("index", "reference_index", contrast=pl.lit("model"))
+    )
+    if (clean.height + pairs.height) == 0 or not names:
+        return _empty_differences()
+    frames = []
+    for contrast, mirrored in ((clean, False), (pairs, True)):
+        if contrast.is_empty():
+            continue
+        index = contrast["index"].to_numpy().astype(np.int64)
+        reference = contrast["reference_index"].to_numpy().astype(np.int64)
+        for name in names:
+            values = available[name]
+            lo, hi = percentile_interval(values[index] - values[reference], alpha)
+            point = joined[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+            sides = [(index, reference, lo, hi)]
+            if mirrored:  # B − A: the quantiles of the negated replicates
+                sides.append((reference, index, -hi, -lo))
+            for i, r, low, high in sides:
+                frames.append(
+                    pl.DataFrame(
+                        {
+                            "_i": i,
+                            "_r": r,
+                            "contrast": contrast["contrast"][0],
+                            "metric": name,
+                            "value": point[i],
+                            "reference_value": point[r],
+                            "difference": point[i] - point[r],
+                            "difference_lo": low,
+                            "difference_hi": high,
+                        }
+                    )
+                )
+    table = pl.concat(frames).with_columns(pl.col(pl.Float64).fill_nan(None))
+    info = cells.select("index", *keys)
+    ref = cells.select(
+        pl.col("index").alias("_r"),
+        pl.col("model").alias("reference_model"),
+        pl.col("severity").alias("reference_severity"),
+    )
+    return (
+        table.join(info, left_on="_i", right_on="index", how="left")
+        .join(ref, on="_r", how="left")
+        .sort("_i", "contrast", "_r", "metric", maintain_order=True)
+        .select(DIFFERENCE_COLUMNS)
+    )
+
+
+def _empty_differences() -> pl.DataFrame:
+    schema = {
+        "study": pl.String,
+        "dataset": pl.String,
+        "model": pl.String,
+        "corruption": pl.String,
+        "severity": pl.Float64,
+        "label": pl.Int32,
+        "contrast": pl.String,
+        "reference_model": pl.String,
+        "reference_severity": pl.Float64,
+        "metric": pl.String,
+    }
+    schema |= {name: pl.Float64 for name in DIFFERENCE_COLUMNS[10:]}
+    return pl.DataFrame(schema=schema)

@@ -1,0 +1,123 @@
+"""The statistical layer of a report: every table of METRICS.md §6 from the rows and the
+point-estimate tables, in one call.
+
+``statistical_tables`` runs the paired bootstrap once and derives from its replicates the
+intervals beside each metric, the paired differences, the trends and the thresholds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import polars as pl
+
+from relcol.analysis._bootstrap import (
+    ALPHA,
+    LEVELS,
+    REPLICATES,
+    TABLES,
+    bin_intervals,
+    bootstrap,
+    paired_differences,
+    with_intervals,
+)
+from relcol.analysis._thresholds import DEFAULT_LIGHTS, TAU, TrafficLight, thresholds
+from relcol.analysis._trends import TREND_METRICS, trends
+from relcol.store import CELL
+
+#: Metrics whose per-seed spread (``_sd``, ``_min``, ``_max``) sits beside them in the
+#: report's tables; every metric's per-seed values are in the ``seeds`` table.
+SPREAD = {
+    "calibration": ("accuracy", "mean_confidence", "gap", "ece"),
+    "discrimination": ("auroc",),
+    "selective": (),
+}
+
+
+def statistical_tables(
+    rows: pl.DataFrame | pl.LazyFrame,
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    replicates: int = REPLICATES,
+    alpha: float = ALPHA,
+    tau: float = TAU,
+    seed: int = 0,
+    bins: int = 15,
+    levels: int = LEVELS,
+    lights: TrafficLight = DEFAULT_LIGHTS,
+    coverage: float | None = None,
+    risk: float | None = None,
+) -> dict[str, pl.DataFrame]:
+    """Intervals, spread, differences, trends and thresholds for a study's tables.
+
+    Parameters
+    ----------
+    rows
+        The study's prediction rows (``Warehouse.predictions(study)``).
+    tables
+        The point-estimate tables: ``calibration`` (required, with ``n``),
+        ``discrimination`` and ``selective`` (each one row per cell).
+    replicates, alpha, tau, seed, bins, levels, lights
+        B, 1 − the interval level, d*'s margin, the generator offset, the bins of the
+        point estimates, the rank metrics' level cap, the traffic-light thresholds.
+    coverage, risk
+        Targets of the selective summaries (default: the ``selective`` table's).
+
+    Returns
+    -------
+    dict of str to polars.DataFrame
+        ``calibration``, ``discrimination``, ``selective`` with ``<metric>_lo`` and
+        ``<metric>_hi`` beside every bootstrapped metric (and the per-seed spread of the
+        headline metrics), ``calibration_bins`` (when given) with each bin's
+        ``accuracy_lo``/``accuracy_hi``, plus ``seeds`` (per cell × seed values), ``differences``
+        (paired: vs clean and model vs model), ``trends`` and ``thresholds``.
+    """
+    calibration = tables["calibration"]
+    selective = tables.get("selective")
+    if selective is not None and not selective.is_empty():
+        coverage = coverage if coverage is not None else selective["target_coverage"][0]
+        risk = risk if risk is not None else selective["target_risk"][0]
+    result = bootstrap(
+        rows,
+        replicates=replicates,
+        bins=bins,
+        seed=seed,
+        levels=levels,
+        coverage=0.8 if coverage is None else float(coverage),
+        risk=0.05 if risk is None else float(risk),
+        cells=calibration.select(*list(CELL), "n"),
+    )
+    out: dict[str, pl.DataFrame] = {}
+    for name, metrics in TABLES.items():
+        table = tables.get(name)
+        if table is None:
+            continue
+        out[name] = with_intervals(table, result, alpha, metrics=metrics, spread=SPREAD[name])
+    points = calibration
+    for name in ("discrimination", "selective"):
+        if name in tables:
+            extra = [c for c in tables[name].columns if c not in points.columns]
+            points = points.join(
+                tables[name].select(*list(CELL), *extra),
+                on=list(CELL),
+                how="left",
+                nulls_equal=True,
+                maintain_order="left",
+            )
+    bins_table = tables.get("calibration_bins")
+    if bins_table is not None:
+        out["calibration_bins"] = bins_table.join(
+            bin_intervals(result, alpha),
+            on=[*CELL, "binning", "bin"],
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+    out["seeds"] = result.seeds
+    out["differences"] = paired_differences(result, points, alpha)
+    out["trends"] = trends(result, metrics=TREND_METRICS, alpha=alpha)
+    if "discrimination" in tables:
+        out["thresholds"] = thresholds(
+            out["calibration"], tables["discrimination"], out["differences"], tau=tau, lights=lights
+        ).with_columns(alpha=pl.lit(float(alpha)), bootstrap=pl.lit(replicates, pl.Int32))
+    return out

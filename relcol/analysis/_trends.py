@@ -1,0 +1,224 @@
+"""Trend over severity: Spearman ρ per curve, with a p-value and a bootstrap interval
+(METRICS.md §6).
+
+A curve is (study, dataset, model, corruption, label) across severities. Per curve and
+metric:
+
+- ``spearman_rho``: Spearman's ρ between d and the metric over the per-seed values at each
+  severity (levels × seeds points: more power than the levels alone), ties at mid-ranks
+  (ρ is Pearson's r of the ranks); null when d or the metric is constant or fewer than 3
+  points are defined.
+- ``p_value``: two-sided; exact for ≤ 10 points, the share of all n! orderings of the
+  metric's values whose |ρ| reaches the observed |ρ| (within 1e−12; ties in either variable
+  kept as they are); above 10 points the t approximation t = ρ√((n − 2)/(1 − ρ²)) on n − 2
+  degrees of freedom (scipy's ``spearmanr``). ``p_method`` says which.
+- ``rho_lo``, ``rho_hi``: the percentile interval of ρ over the bootstrap replicates of the
+  pooled curve (one point per severity, each replicate the same resample in every cell),
+  and ``pooled_rho``, ρ of the pooled curve itself, which that interval brackets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import lru_cache
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from relcol.analysis._bootstrap import ALPHA, Replicates, percentile_interval
+
+#: Metrics whose trend the report shows by default.
+TREND_METRICS = ("accuracy", "mean_confidence", "gap", "ece", "brier_top", "auroc")
+#: Exact permutation p-values up to this many points (10! = 3 628 800 orderings).
+EXACT_POINTS = 10
+#: Columns of ``trends`` after the curve keys.
+COLUMNS = (
+    "metric",
+    "spearman_rho",
+    "p_value",
+    "p_method",
+    "rho_lo",
+    "rho_hi",
+    "pooled_rho",
+    "points",
+    "severities",
+)
+_TIE = 1e-12
+
+
+def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float, str]:
+    """Spearman's ρ of ``x`` and ``y`` with its two-sided p-value and how it was computed.
+
+    Returns ``(rho, p_value, method)`` with ``method`` ``"exact"`` (≤ 10 points: all
+    orderings enumerated) or ``"t"``; NaNs and ``"none"`` when ρ is undefined (fewer than
+    3 points, or a constant variable).
+
+    Examples
+    --------
+    >>> from relcol.analysis import spearman
+    >>> rho, p, method = spearman([0, 1, 2, 3], [0.1, 0.3, 0.2, 0.4])
+    >>> round(rho, 3), round(p, 4), method   # 4 of the 24 orderings reach |ρ| = 0.8
+    (0.8, 0.3333, 'exact')
+    """
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    n = len(x)
+    if n < 3:
+        return np.nan, np.nan, "none"
+    rx, ry = _centred_ranks(x), _centred_ranks(y)
+    scale = np.sqrt((rx @ rx) * (ry @ ry))
+    if scale == 0:
+        return np.nan, np.nan, "none"
+    rho = float(np.clip((rx @ ry) / scale, -1.0, 1.0))
+    if n <= EXACT_POINTS:
+        return rho, _exact_p(rx, ry, scale, rho), "exact"
+    return rho, _t_p(rho, n), "t"
+
+
+def _centred_ranks(values: np.ndarray) -> np.ndarray:
+    ranks = stats.rankdata(values)  # mid-ranks for ties
+    return ranks - ranks.mean()
+
+
+def _t_p(rho: float, n: int) -> float:
+    if abs(rho) >= 1.0:
+        return 0.0
+    t = rho * np.sqrt((n - 2) / ((1.0 - rho) * (1.0 + rho)))
+    return float(2 * stats.t.sf(abs(t), n - 2))
+
+
+def _exact_p(rx: np.ndarray, ry: np.ndarray, scale: float, rho: float) -> float:
+    """Share of the n! orderings of ``ry`` against ``rx`` with |ρ| ≥ |ρ observed|."""
+    null = _null_distribution(rx.tobytes(), np.sort(ry).tobytes(), scale)
+    return float(len(null) - np.searchsorted(null, abs(rho) - _TIE, side="left")) / len(null)
+
+
+@lru_cache(maxsize=8)
+def _null_distribution(rx_bytes: bytes, ry_bytes: bytes, scale: float) -> np.ndarray:
+    """The sorted |ρ| of every ordering: it depends only on the two rank vectors (as sets),
+    so the curves of a study, which share their design, share it."""
+    rx, ry = np.frombuffer(rx_bytes), np.frombuffer(ry_bytes)
+    perms = _permutations(len(rx))
+    out = np.empty(len(perms))
+    step = 1 << 18
+    for start in range(0, len(perms), step):
+        out[start : start + step] = np.abs(ry[perms[start : start + step]] @ rx / scale)
+    out.sort()
+    return out
+
+
+@lru_cache(maxsize=EXACT_POINTS + 1)
+def _permutations(n: int) -> np.ndarray:
+    """Every permutation of range(n) as rows of an int8 array (n! × n), built by inserting
+    the next element at every position of the permutations of one fewer."""
+    perms = np.zeros((1, 0), dtype=np.int8)
+    for k in range(n):
+        count = perms.shape[0]
+        grown = np.empty((count * (k + 1), k + 1), dtype=np.int8)
+        for position in range(k + 1):
+            rows = slice(position * count, (position + 1) * count)
+            grown[rows, :position] = perms[:, :position]
+            grown[rows, position] = k
+            grown[rows, position + 1 :] = perms[:, position:]
+        perms = grown
+    return perms
+
+
+def spearman_rows(x: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Spearman's ρ of ``x`` (points) with each row of ``values`` (rows × points), NaN where
+    a row has a NaN or is constant: the ρ of every bootstrap replicate at once."""
+    values = np.asarray(values, dtype=np.float64)
+    out = np.full(values.shape[0], np.nan)
+    rx = _centred_ranks(np.asarray(x, dtype=np.float64))
+    complete = np.isfinite(values).all(1)
+    if not complete.any() or rx @ rx == 0:
+        return out
+    ranks = stats.rankdata(values[complete], axis=1)
+    ry = ranks - ranks.mean(1, keepdims=True)
+    norm = np.sqrt((ry * ry).sum(1) * (rx @ rx))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out[complete] = np.where(norm > 0, np.clip(ry @ rx / norm, -1.0, 1.0), np.nan)
+    return out
+
+
+def trends(
+    replicates: Replicates,
+    *,
+    metrics: Iterable[str] = TREND_METRICS,
+    alpha: float = ALPHA,
+) -> pl.DataFrame:
+    """Spearman trend of each metric over severity, per curve.
+
+    Parameters
+    ----------
+    replicates
+        From ``relcol.analysis.bootstrap``: the per-seed values (``seeds``) give ρ and its
+        p-value, the replicates of the pooled curve its interval.
+    metrics
+        Metrics with per-seed values and replicates (default ``TREND_METRICS``).
+    alpha
+        1 − the interval's level.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per curve × metric: ``study``, ``dataset``, ``model``, ``corruption``,
+        ``label``, then ``metric``, ``spearman_rho``, ``p_value``, ``p_method``
+        (``exact``/``t``), ``rho_lo``, ``rho_hi``, ``pooled_rho``, ``points`` (per-seed
+        points used), ``severities``. Curves with fewer than 3 severities are left out.
+    """
+    keys = [k for k in replicates.keys if k != "severity"]
+    cells = replicates.cells.with_row_index("_cell")
+    curves = cells.group_by(keys, maintain_order=True).agg(pl.col("severity"), pl.col("_cell"))
+    seeds = replicates.seeds
+    names = [m for m in metrics if m in replicates.values and m in seeds.columns]
+    seed_lists = seeds.group_by(keys, maintain_order=True).agg(
+        pl.col("severity"), *(pl.col(m).fill_nan(None) for m in names)
+    )
+    joined = curves.join(
+        seed_lists, on=keys, how="left", nulls_equal=True, maintain_order="left", suffix="_seed"
+    )
+    rows = []
+    for curve in joined.iter_rows(named=True):
+        order = np.argsort(curve["severity"])
+        severity = np.asarray(curve["severity"], dtype=np.float64)[order]
+        index = np.asarray(curve["_cell"])[order]
+        if len(severity) < 3:
+            continue
+        x_seed = np.asarray(curve["severity_seed"] or [], dtype=np.float64)
+        for name in names:
+            y_seed = np.asarray(
+                [np.nan if v is None else v for v in (curve[name] or [])], dtype=np.float64
+            )
+            keep = np.isfinite(y_seed)
+            rho, p, method = spearman(x_seed[keep], y_seed[keep])
+            pooled = spearman(severity, replicates.points[name][index])[0]
+            per_replicate = spearman_rows(severity, replicates.values[name][index].T)
+            lo, hi = percentile_interval(per_replicate[None, :], alpha)
+            rows.append(
+                {
+                    **{k: curve[k] for k in keys},
+                    "metric": name,
+                    "spearman_rho": rho,
+                    "p_value": p,
+                    "p_method": method,
+                    "rho_lo": lo[0],
+                    "rho_hi": hi[0],
+                    "pooled_rho": pooled,
+                    "points": int(keep.sum()),
+                    "severities": len(severity),
+                }
+            )
+    schema = {k: replicates.cells.schema[k] for k in keys} | {
+        "metric": pl.String,
+        "spearman_rho": pl.Float64,
+        "p_value": pl.Float64,
+        "p_method": pl.String,
+        "rho_lo": pl.Float64,
+        "rho_hi": pl.Float64,
+        "pooled_rho": pl.Float64,
+        "points": pl.Int64,
+        "severities": pl.Int64,
+    }
+    frame = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+    return frame.with_columns(pl.col(pl.Float64).fill_nan(None))

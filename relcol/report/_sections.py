@@ -1,0 +1,175 @@
+"""The calibration sections of the report: degradation curves, reliability diagrams, the
+calibration table, and what each corruption actually did.
+
+Each function takes the report's tables and returns its section's HTML, or None when its
+table is absent, so a section appears exactly when its data exists. Formatting only: every
+number is a column of a table passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+
+import polars as pl
+
+from relcol.analysis import degradation_summary, realised_rates
+from relcol.report._figures import (
+    PANELS,
+    Styles,
+    degradation_figure,
+    figure_svg,
+    reliability_figure,
+)
+from relcol.report._layout import by_dataset, figure, section
+from relcol.report._tables import (
+    bin_convention,
+    calibration_table,
+    interval_columns,
+    realised_rates_table,
+    slim_nanoplots,
+    table_html,
+    trend_table,
+)
+
+_SHORT = {
+    "accuracy": "accuracy",
+    "mean_confidence": "mean confidence",
+    "ece": "ECE",
+    "gap": "gap Δ",
+}
+
+
+def single_label(frame: pl.DataFrame) -> pl.DataFrame:
+    """The rows of single-label cells (``label`` null or absent)."""
+    return frame.filter(pl.col("label").is_null()) if "label" in frame.columns else frame
+
+
+def degradation_section(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    styles: Styles,
+    meta: Mapping[str, object] | None = None,
+    **_: object,
+) -> str | None:
+    """Accuracy, mean confidence, ECE and Δ against severity, and the trend tables."""
+    calibration = tables["calibration"]
+    curve = [
+        k for k in ("study", "dataset", "model", "corruption", "label") if k in calibration.columns
+    ]
+    points = calibration.group_by(curve).agg(pl.col("severity").n_unique()).get_column("severity")
+    if points.max() < 2:
+        return None  # every curve has a single severity: nothing varies with d
+    trends = tables.get("trends")
+    with_interval = {c for c, _, _ in interval_columns(calibration)}
+    banded = [_SHORT[m] for m, _ in PANELS if m in with_interval]
+    level = float((meta or {}).get("level") or 0.95)
+    bands = (
+        f"Shaded bands: {level:.0%} intervals of {escape(', '.join(banded))}."
+        if banded
+        else "No intervals are drawn: the calibration table has no <code>_lo</code>/"
+        "<code>_hi</code> columns."
+    )
+    lead = (
+        "How each model's accuracy, stated confidence, ECE and gap Δ move as the data gets "
+        "worse: one column per corruption, a line per model in the same colour throughout. "
+        "Where the mean-confidence line stays high while accuracy falls, the model is "
+        f"confidently wrong. {bands}"
+    )
+    colours = {m: str(s["color"]) for m, s in styles.items()}
+
+    def render(part: pl.DataFrame, name: str, index: int) -> str:
+        fig = degradation_figure(part, title=name, styles=styles)
+        svg = figure_svg(fig, id_prefix=f"deg{index}", label=f"Degradation curves for {name}")
+        caption = (
+            f"{escape(name)}: accuracy, mean confidence, ECE and the gap Δ = mean confidence − "
+            "accuracy against corruption severity d (thin lines: single labels)."
+        )
+        curves = single_label(part)
+        if curves.is_empty():
+            return figure(svg, caption)
+        kwargs = {"title": f"Trends: {name}", "colours": colours, "trends": trends}
+        summary = degradation_summary(curves)
+        table_id = f"relcol-trends-{index}"
+        gt = trend_table(curves, summary, table_id=table_id, **kwargs)
+        twin = trend_table(curves, summary, table_id=table_id, plots=False, **kwargs)
+        table = slim_nanoplots(table_html(gt, collapse=False, latex=twin))
+        return figure(svg, caption) + "\n" + table
+
+    body = by_dataset(calibration, render)
+    return section("degradation", "Degradation curves", body, lead=lead)
+
+
+def reliability_section(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    bins: int,
+    styles: Styles,
+    meta: Mapping[str, object] | None = None,
+    **_: object,
+) -> str | None:
+    """Reliability diagrams at the clean and the worst severity, with bin counts and intervals."""
+    table = tables.get("reliability")
+    if table is None:
+        return None
+    rows = single_label(table.filter(pl.col("binning") == "width"))
+    if rows.is_empty():
+        return None
+    methods = set(rows.get_column("interval").unique())
+    if methods == {"bootstrap"}:
+        level = float((meta or {}).get("level") or 0.95)
+        intervals = f"{level:.0%} paired-bootstrap intervals of each bin's accuracy"
+    else:
+        intervals = (
+            "95 % Wilson intervals of each bin's accuracy, counting each test sample once (a "
+            "bin's rows divided by the cell's seeds × repeats per sample, since one sample's "
+            "replicates are not independent draws); the paired bootstrap replaces them when "
+            "the statistical layer provides per-bin intervals"
+        )
+    lead = (
+        "Accuracy against confidence, bin by bin, on clean data (first column) and at each "
+        "corruption's worst severity. A point on the diagonal is calibrated; below it, "
+        "the model claims more than it delivers. Grey bars: the share of the cell's "
+        f"predictions in each bin; vertical lines: {intervals}. Bins: {bin_convention(bins)}; "
+        "the equal-mass bins are in <code>reliability.csv</code> too."
+    )
+
+    def render(part: pl.DataFrame, name: str, index: int) -> str:
+        fig = reliability_figure(part, edges=bins, title=name, styles=styles)
+        svg = figure_svg(fig, id_prefix=f"rel{index}", label=f"Reliability diagrams for {name}")
+        caption = (
+            f"{escape(name)}: reliability diagrams, a row per model; n is the cell's number of "
+            "predictions (every seed and repeat)."
+        )
+        return figure(svg, caption)
+
+    return section("reliability", "Reliability diagrams", by_dataset(rows, render), lead=lead)
+
+
+def calibration_section(
+    tables: Mapping[str, pl.DataFrame], *, bins: int, study: str, **_: object
+) -> str:
+    """The calibration table, one per dataset."""
+    calibration = tables["calibration"]
+
+    def render(part: pl.DataFrame, name: str, index: int) -> str:
+        gt = calibration_table(part, study=name, bins=bins, table_id=f"relcol-calibration-{index}")
+        return table_html(gt, collapse=False)
+
+    lead = (
+        "Every calibration metric of every cell (all seeds and repeats pooled): METRICS.md §2–§3. "
+        "ECE₀ is the ECE a perfectly calibrated model with the same confidences would show by "
+        "chance; ECE − ECE₀ is the part chance does not explain, p the share of calibrated "
+        "draws with an ECE at least as large."
+    )
+    body = by_dataset(calibration, render, first_open=False)
+    return section("calibration", "Calibration by cell", body, lead=lead)
+
+
+def corruptions_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str | None:
+    """The realised corruption rates: what each operator actually did at each severity."""
+    corruptions = tables.get("corruptions")
+    if corruptions is None or corruptions.is_empty():
+        return None
+    body = table_html(realised_rates_table(realised_rates(corruptions)))
+    return section("corruptions", "Realised corruption rates", body)

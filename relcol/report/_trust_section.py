@@ -1,0 +1,160 @@
+"""The report's first section after the summary: where trust breaks (METRICS.md §6).
+
+For each model × corruption: d* (the severity at which the model becomes significantly
+overconfident), the gap and accuracy there, the break point of ECE against clean, the
+trend of the gap (Spearman ρ with its p-value) and the traffic light with the metric
+that decided it and the recommended action. Formatting only: every number is a column of
+the statistical layer's ``thresholds`` and ``trends`` tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from html import escape
+from typing import Any
+
+import polars as pl
+from great_tables import GT, style
+
+from relcol.analysis._frames import require_columns, sort_by_appearance
+from relcol.report._layout import by_dataset, section
+from relcol.report._tables import table_html
+
+_GROUP = "__group"
+_NBSP = "\u00a0"  # keeps "0.126 [0.095, 0.156]" on one line
+#: Background of each traffic light (light tints, so the text stays readable).
+_LIGHT_COLOURS = {"green": "#C7E9C0", "amber": "#FDD49E", "red": "#FCAE91"}
+_LABELS = {
+    "d_star": "d*",
+    "d_star_gap": "gap at d*",
+    "d_star_accuracy": "accuracy at d*",
+    "d_star_confidence": "confidence at d*",
+    "break_point": "break point",
+    "break_change": "ECE(d) − ECE(0)",
+    "trend": "gap trend ρ (p)",
+    "traffic_light": "light",
+    "light_severity": "at d",
+    "deciding_metric": "decided by",
+    "action": "action",
+}
+
+
+def trust_section(
+    tables: Mapping[str, pl.DataFrame], *, meta: Mapping[str, Any] | None = None, **_: object
+) -> str | None:
+    """The "Where trust breaks" section, or None without a ``thresholds`` table."""
+    thresholds = tables.get("thresholds")
+    if thresholds is None or thresholds.is_empty():
+        return None
+    require_columns(
+        thresholds, ("dataset", "model", "corruption", "d_star", "traffic_light"), "thresholds"
+    )
+    frame = _with_trend(thresholds, tables.get("trends"))
+    if "label" in frame.columns:
+        frame = frame.filter(pl.col("label").is_null())  # per-label curves: multi-label section
+    if frame.is_empty():
+        return None
+    body = by_dataset(
+        frame, lambda part, name, index: table_html(_table(part, name, index), collapse=False)
+    )
+    return section("trust", "Where trust breaks", body, lead=_lead(thresholds, meta or {}))
+
+
+def _with_trend(thresholds: pl.DataFrame, trends: pl.DataFrame | None) -> pl.DataFrame:
+    """``thresholds`` with ``trend``, the gap's Spearman ρ and p-value as text."""
+    if trends is None or trends.is_empty() or "spearman_rho" not in trends.columns:
+        return thresholds.with_columns(trend=pl.lit(None, pl.String))
+    keys = [
+        k
+        for k in ("study", "dataset", "model", "corruption", "label")
+        if k in thresholds.columns and k in trends.columns
+    ]
+    gap = trends.filter(pl.col("metric") == "gap")
+    text = [
+        None if rho is None else f"{rho:+.2f} ({_p(p)})".replace(" ", _NBSP)
+        for rho, p in zip(gap["spearman_rho"], gap["p_value"], strict=True)
+    ]
+    gap = gap.select(*keys).with_columns(trend=pl.Series(text, dtype=pl.String))
+    return thresholds.join(gap, on=keys, how="left", nulls_equal=True, maintain_order="left")
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return "p –"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+def _table(part: pl.DataFrame, name: str, index: int) -> GT:
+    texts = part.with_columns(_interval("d_star_gap", part), _interval("break_change", part))
+    frame = sort_by_appearance(texts, ["corruption", "model"]).with_columns(
+        pl.col("corruption").alias(_GROUP)
+    )
+    shown = [c for c in _LABELS if c in frame.columns]
+    data = frame.select("model", _GROUP, *shown)
+    gt = (
+        GT(data, rowname_col="model", groupname_col=_GROUP, id=f"relcol-trust-{index}")
+        .tab_header(
+            title=f"Where trust breaks: {name}",
+            subtitle="d*: the first severity significantly overconfident by more than τ; "
+            "break point: the first severity whose ECE differs significantly from clean",
+        )
+        .tab_stubhead("model")
+        .cols_label(**{c: _LABELS[c] for c in shown})
+        .fmt_number(
+            [c for c in ("d_star", "break_point", "light_severity") if c in shown], decimals=2
+        )
+        .fmt_number([c for c in ("d_star_accuracy", "d_star_confidence") if c in shown], decimals=3)
+        .sub_missing(missing_text="–")
+    )
+    for light, colour in _LIGHT_COLOURS.items():
+        gt = gt.tab_style(
+            style.fill(color=colour),
+            locations=_body(gt, "traffic_light", pl.col("traffic_light") == light),
+        )
+    return gt.tab_source_note(
+        "– in d* or the break point: never reached within the severities studied. The light "
+        "is the worst over the curve's severities (green: ECE ≤ 0.05, AUROC ≥ 0.80, "
+        "MCE ≤ 0.15; amber: ECE ≤ 0.15, AUROC ≥ 0.75, MCE ≤ 0.20; red otherwise), judged "
+        'where it first appears ("at d"), with the metric that decided it and the action '
+        "recommended there."
+    )
+
+
+def _interval(name: str, frame: pl.DataFrame) -> pl.Series:
+    """``value [lo, hi]`` as text (null without a value), replacing the column ``name``."""
+    if not {name, f"{name}_lo", f"{name}_hi"} <= set(frame.columns):
+        return pl.Series(name, [None] * frame.height, dtype=pl.String)
+    text = [
+        None
+        if value is None
+        else f"{value:.3f}"
+        + ("" if lo is None or hi is None else f"{_NBSP}[{lo:.3f},{_NBSP}{hi:.3f}]")
+        for value, lo, hi in zip(frame[name], frame[f"{name}_lo"], frame[f"{name}_hi"], strict=True)
+    ]
+    return pl.Series(name, text, dtype=pl.String)
+
+
+def _body(gt: GT, column: str, rows: pl.Expr):
+    from great_tables import loc
+
+    return loc.body(columns=column, rows=rows)
+
+
+def _lead(thresholds: pl.DataFrame, meta: Mapping[str, Any]) -> str:
+    tau = thresholds.get_column("tau")[0] if "tau" in thresholds.columns else None
+    replicates = meta.get("bootstrap")
+    level = meta.get("level")
+    parts = ["Per model and corruption: where confidence stops meaning what it says."]
+    if replicates:
+        parts.append(
+            f"Intervals: paired Poisson bootstrap over test samples, B = {int(replicates):,}"
+            + (f", {float(level):.0%} percentile" if level else "")
+            + "; the same resample in every cell, so differences between severities and "
+            "models are paired."
+        )
+    if tau is not None:
+        parts.append(
+            f"d* is the smallest severity whose gap Δ = mean confidence − accuracy has a lower "
+            f"bound above τ = {tau:g}."
+        )
+    return escape(" ".join(parts))

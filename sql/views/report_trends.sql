@@ -1,0 +1,8 @@
+-- report_trends: the trends table of the statistical layer (METRICS.md §6) as materialised by the
+--            latest `relcol report` of each study.
+-- Grain: one row per curve (study, dataset, model, corruption, label) × metric.
+-- Inputs: variable relcol_report_trends (Parquet list set by relcol).
+-- Parameters: none.
+CREATE OR REPLACE VIEW report_trends AS
+SELECT *
+FROM read_parquet(getvariable('relcol_report_trends'), hive_partitioning = false, union_by_name = true);

@@ -1,0 +1,417 @@
+"""The paired Poisson bootstrap (METRICS.md §6): weights, the matrix product against
+explicitly weighted rows, intervals, paired differences, per-seed values."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from relcol import metrics
+from relcol.analysis import (
+    bin_metrics,
+    bootstrap,
+    paired_differences,
+    percentile_interval,
+    poisson_weight,
+    poisson_weights,
+    rank_metrics,
+    seed_spread,
+    with_intervals,
+)
+from relcol.analysis._bootstrap import (
+    MOMENT_METRICS,
+    POISSON_CDF,
+    RANK_METRICS,
+    SEED_METRICS,
+    WIDTH_METRICS,
+    bin_intervals,
+    bootstrap_stream,
+)
+from relcol.errors import ParameterError
+from relcol.store import CELL
+from relcol.store._sql import MACROS, sql_text
+
+LINEAR = (*WIDTH_METRICS, *MOMENT_METRICS, "brier", "nll")
+
+
+def frame_of(
+    rng: np.random.Generator,
+    *,
+    models=("a", "b"),
+    severities=(0.0, 0.5),
+    samples: int = 40,
+    seeds: int = 2,
+    repeats: int = 2,
+    decimals: int | None = 2,
+    classes: int = 3,
+    study: str = "s",
+) -> pl.DataFrame:
+    """A small long table: confidences rounded (ties), probability vectors, labels null."""
+    parts = []
+    for model in models:
+        for d in severities:
+            for seed in range(seeds):
+                for repeat in range(repeats):
+                    logits = rng.normal(0, 1.5, (samples, classes))
+                    p = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+                    c = p.max(1)
+                    if decimals is not None:
+                        c = np.round(c, decimals)
+                    y_pred = p.argmax(1)
+                    right = rng.random(samples) < np.clip(c - 0.3 * d, 0, 1)
+                    y_true = np.where(right, y_pred, (y_pred + 1) % classes)
+                    parts.append(
+                        pl.DataFrame(
+                            {
+                                "study": study,
+                                "dataset": "ds",
+                                "model": model,
+                                "corruption": "mcar",
+                                "severity": d,
+                                "seed": np.full(samples, seed, dtype=np.int32),
+                                "repeat": np.full(samples, repeat, dtype=np.int32),
+                                "sample_id": np.arange(samples, dtype=np.int64) * 7 + 3,
+                                "label": pl.Series([None] * samples, dtype=pl.Int32),
+                                "y_true": y_true.astype(np.int32),
+                                "confidence": c,
+                                "correct": y_pred == y_true,
+                                "proba": pl.Series(p.astype(np.float32)).cast(pl.List(pl.Float32)),
+                            }
+                        )
+                    )
+    return pl.concat(parts)
+
+
+def explicit(frame: pl.DataFrame, weights: np.ndarray, sample_ids: np.ndarray) -> pl.DataFrame:
+    """The rows of ``frame`` repeated as many times as their sample's weight."""
+    w = pl.DataFrame({"sample_id": sample_ids, "_w": weights})
+    joined = frame.join(w, on="sample_id").filter(pl.col("_w") > 0)
+    return joined.select(pl.exclude("_w").repeat_by(pl.col("_w")).explode())
+
+
+def suite(rows: pl.DataFrame, bins: int) -> pl.DataFrame:
+    """Every metric of the suite per cell, one frame."""
+    cal = metrics.calibration(rows, CELL, bins=bins).collect()
+    dis = metrics.discrimination(rows, CELL).collect().drop("n", "score")
+    sel = metrics.selective(rows, CELL).collect().drop("n", "score")
+    on = list(CELL)
+    return cal.join(dis, on=on, nulls_equal=True).join(sel, on=on, nulls_equal=True).sort(on)
+
+
+def column(table: pl.DataFrame, name: str) -> np.ndarray:
+    return table[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+
+
+# Weights -----------------------------------------------------------------------------------
+
+
+def test_weights_are_the_same_in_numpy_polars_and_sql():
+    ids = np.array([0, 1, 2, 5, 2**31 + 7, 2**40, -3, 10**15], dtype=np.int64)
+    b = 64
+    npw = poisson_weights("my-study", ids, b, seed=5)
+    stream = bootstrap_stream("my-study")
+    grid = pl.DataFrame({"b": np.repeat(np.arange(b), len(ids)), "s": np.tile(ids, b)})
+    plw = grid.select(poisson_weight(stream, 5, "b", "s"))["weight"].to_numpy().reshape(b, -1)
+    con = duckdb.connect()
+    for macro in MACROS[: MACROS.index("poisson_weight") + 1]:
+        con.execute(sql_text(f"macros/{macro}.sql"))
+    con.register("grid", grid.to_arrow())
+    sqlw = con.sql(f"SELECT poisson_weight({stream}, 5, b, s) AS w FROM grid").pl()["w"].to_numpy()
+    assert (npw == plw).all() and (npw == sqlw.reshape(b, -1)).all()
+
+
+def test_weights_are_poisson_one():
+    w = poisson_weights("default", np.arange(2000), 500)
+    assert abs(w.mean() - 1) < 0.005 and abs(w.var() - 1) < 0.01
+    for k in range(4):  # P(w = k) = e⁻¹/k!
+        expected = np.exp(-1) / np.prod(np.arange(1, k + 1))
+        assert abs((w == k).mean() - expected) < 0.003
+    assert POISSON_CDF[0] == pytest.approx(np.exp(-1)) and POISSON_CDF[-1] < 1.0
+
+
+def test_a_samples_weight_depends_on_study_seed_replicate_and_sample_only():
+    all_ids = np.arange(100)
+    some = np.array([3, 50, 97])
+    full = poisson_weights("s", all_ids, 30)
+    assert (poisson_weights("s", some, 30) == full[:, some]).all()  # any subset, same weights
+    assert (poisson_weights("s", all_ids, 10) == full[:10]).all()  # fewer replicates: a prefix
+    assert (poisson_weights("s", all_ids, 30, seed=1) != full).mean() > 0.5
+    assert (poisson_weights("t", all_ids, 30) != full).mean() > 0.5
+
+
+# The matrix product against explicitly weighted rows ---------------------------------------
+
+
+def test_unit_weights_reproduce_the_suite():
+    rows = frame_of(np.random.default_rng(1), decimals=3)
+    result = bootstrap(rows, replicates=20, bins=10)
+    table = suite(rows, 10)
+    for name, point in result.points.items():
+        np.testing.assert_allclose(point, column(table, name), rtol=0, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("replicate", [0, 17, 99])
+def test_a_gemm_replicate_equals_the_metric_on_explicitly_weighted_rows(replicate):
+    rows = frame_of(np.random.default_rng(2))
+    result = bootstrap(rows, replicates=100, bins=10)
+    ids = np.sort(rows["sample_id"].unique().to_numpy())
+    weights = poisson_weights("s", ids, 100)[replicate]
+    table = suite(explicit(rows, weights, ids), 10)
+    for name in LINEAR:
+        got = result.values[name][:, replicate]
+        np.testing.assert_allclose(got, column(table, name), rtol=0, atol=1e-12, err_msg=name)
+    for name in RANK_METRICS:  # exact levels (fewer than 1024); Float32 arithmetic
+        got = result.values[name][:, replicate]
+        np.testing.assert_allclose(got, column(table, name), rtol=0, atol=1e-6, err_msg=name)
+
+
+def test_ace_replicates_keep_the_point_estimates_bins():
+    rows = frame_of(np.random.default_rng(3))
+    bins = 6
+    result = bootstrap(rows, replicates=40, bins=bins)
+    ids = np.sort(rows["sample_id"].unique().to_numpy())
+    weights = poisson_weights("s", ids, 40)[7]
+    binned = rows.with_columns(
+        metrics.mass_bin_index(bins=bins).over(list(CELL), order_by=None).alias("mass")
+    )
+    reweighted = explicit(binned, weights, ids)
+    expected = (
+        reweighted.group_by(*CELL, "mass")
+        .agg(
+            n=pl.len(),
+            sum_confidence=pl.col("confidence").sum(),
+            sum_correct=pl.col("correct").cast(pl.Float64).sum(),
+        )
+        .group_by(CELL)
+        .agg(metrics.ece_from_bins())
+        .sort(CELL)
+    )
+    np.testing.assert_allclose(result.values["ace"][:, 7], expected["ece"], atol=1e-12)
+
+
+cells = st.lists(
+    st.tuples(
+        st.sampled_from([0.0, 0.1, 1 / 3, 0.5, 0.6, 0.8, 0.9, 0.95, 1.0]),
+        st.booleans(),
+        st.integers(0, 7),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cells, st.integers(0, 49))
+def test_gemm_equals_explicit_weights_on_any_cell(rows, replicate):
+    """Edge confidences (0, 1, bin edges), duplicated samples, one-row cells, all right/wrong."""
+    frame = pl.DataFrame(
+        {
+            "study": "h",
+            "dataset": "d",
+            "model": "m",
+            "corruption": "none",
+            "severity": 0.0,
+            "seed": pl.Series([0] * len(rows), dtype=pl.Int32),
+            "repeat": pl.Series(list(range(len(rows))), dtype=pl.Int32),
+            "sample_id": [s for _, _, s in rows],
+            "label": pl.Series([None] * len(rows), dtype=pl.Int32),
+            "confidence": [c for c, _, _ in rows],
+            "correct": [z for _, z, _ in rows],
+        }
+    )
+    result = bootstrap(frame, replicates=50, bins=5)
+    ids = np.sort(frame["sample_id"].unique().to_numpy())
+    weights = poisson_weights("h", ids, 50)[replicate]
+    if weights.sum() == 0:
+        assert all(np.isnan(result.values[m][0, replicate]) for m in ("accuracy", "ece"))
+        return
+    reweighted = explicit(frame, weights, ids)
+    table = metrics.calibration(reweighted, CELL, bins=5, proba=None).collect()
+    for name in WIDTH_METRICS:
+        got = result.values[name][0, replicate]
+        np.testing.assert_allclose(got, column(table, name)[0], atol=1e-12, err_msg=name)
+
+
+def test_rows_order_and_chunks_do_not_change_anything():
+    rows = frame_of(np.random.default_rng(4), models=("a", "b", "c"))
+    one = bootstrap(rows, replicates=30)
+    shuffled = bootstrap(rows.sample(fraction=1.0, shuffle=True, seed=1), replicates=30)
+    chunked = bootstrap(rows, replicates=30, chunk_rows=300)  # a chunk per cell or two
+    for name in one.values:
+        np.testing.assert_array_equal(one.values[name], shuffled.values[name], err_msg=name)
+        # other chunks, other matrix shapes: BLAS may sum in another order (last bits only)
+        np.testing.assert_allclose(one.values[name], chunked.values[name], atol=1e-12, rtol=0)
+    for name in SEED_METRICS:  # group-by sums: rounding may follow the row order
+        np.testing.assert_allclose(
+            column(one.seeds, name), column(shuffled.seeds, name), atol=1e-12
+        )
+
+
+def test_grouped_levels_keep_the_exact_point_and_nearly_the_exact_interval():
+    rows = frame_of(np.random.default_rng(5), samples=150, decimals=None)  # distinct confidences
+    exact = bootstrap(rows, replicates=400, levels=10**6)
+    grouped = bootstrap(rows, replicates=400, levels=64)
+    for name in RANK_METRICS:
+        np.testing.assert_allclose(grouped.points[name], exact.points[name], atol=1e-12)
+    lo_e, hi_e = percentile_interval(exact.values["auroc"])
+    lo_g, hi_g = percentile_interval(grouped.values["auroc"])
+    width = hi_e - lo_e
+    assert np.max(np.abs(lo_g - lo_e) / width) < 0.1 and np.max(np.abs(hi_g - hi_e) / width) < 0.1
+
+
+def test_rank_metrics_of_level_counts():
+    # levels .3 (1 wrong), .6 (1 right, 1 wrong), .9 (1 right): the suite's docstring example
+    out = rank_metrics(np.array([0.0, 1, 1]), np.array([1.0, 1, 0]), coverage=0.5, risk=0.4)
+    assert out["auroc"] == 0.875 and out["fpr_at_95tpr"] == 0.5
+    assert out["aupr_success"] == pytest.approx(0.5 + 0.5 * 2 / 3)
+    assert out["risk_at_coverage"] == pytest.approx(1 / 3) and out["coverage_at_risk"] == 0.75
+    # empty levels anywhere change nothing
+    padded = rank_metrics(np.array([0.0, 0, 0, 1, 0, 1, 0]), np.array([0.0, 1, 0, 1, 0, 0, 0]))
+    plain = rank_metrics(np.array([0.0, 1, 1]), np.array([1.0, 1, 0]))
+    for name in RANK_METRICS:
+        assert padded[name] == pytest.approx(plain[name], abs=1e-15)
+    none_wrong = rank_metrics(np.array([1.0, 2]), np.array([0.0, 0]))
+    assert np.isnan(none_wrong["auroc"]) and np.isnan(none_wrong["aupr_error"])
+
+
+def test_bin_metrics_skip_empty_bins():
+    n = np.array([[2.0], [0.0], [1.0]])
+    s = np.array([[1.2], [0.0], [0.9]])
+    z = np.array([[1.0], [0.0], [1.0]])
+    out = bin_metrics(n, s, z, names=("ece", "mce", "rmsce", "accuracy"))
+    assert out["ece"][0] == pytest.approx((0.2 + 0.1) / 3)
+    assert out["mce"][0] == pytest.approx(0.1 / 1) or out["mce"][0] == pytest.approx(0.1)
+    assert out["accuracy"][0] == pytest.approx(2 / 3)
+    empty = bin_metrics(np.zeros((3, 1)), np.zeros((3, 1)), np.zeros((3, 1)), names=("ece",))
+    assert np.isnan(empty["ece"][0])
+
+
+# Intervals ---------------------------------------------------------------------------------
+
+
+def test_percentile_interval_is_numpys_linear_quantile():
+    values = np.random.default_rng(6).normal(size=(50, 1000))
+    lo, hi = percentile_interval(values, alpha=0.05)
+    expected = np.quantile(values, [0.025, 0.975], axis=1)
+    np.testing.assert_allclose(lo, expected[0], rtol=0, atol=1e-15)
+    np.testing.assert_allclose(hi, expected[1], rtol=0, atol=1e-15)
+    holes = values.copy()
+    holes[0, :400] = np.nan  # 60 % defined: over the defined ones
+    holes[1, :600] = np.nan  # 40 % defined: none
+    lo, _ = percentile_interval(holes)
+    assert lo[0] == pytest.approx(np.quantile(values[0, 400:], 0.025)) and np.isnan(lo[1])
+    with pytest.raises(ParameterError, match="alpha"):
+        percentile_interval(values, alpha=1.5)
+
+
+def test_with_intervals_places_bounds_and_spread_beside_each_metric():
+    rows = frame_of(np.random.default_rng(7))
+    result = bootstrap(rows, replicates=200)
+    table = metrics.calibration(rows, CELL).collect()
+    out = with_intervals(table, result, metrics=("accuracy", "ece", "ece_excess"), spread=("ece",))
+    i = out.columns.index("ece")
+    assert out.columns[i + 1 : i + 6] == ["ece_lo", "ece_hi", "ece_sd", "ece_min", "ece_max"]
+    assert (out["ece_lo"] <= out["ece_hi"]).all()
+    assert ((out["accuracy_lo"] <= out["accuracy"]) & (out["accuracy"] <= out["accuracy_hi"])).all()
+    shifted = out["ece_lo"] - out["ece_null"]
+    assert (out["ece_excess_lo"] - shifted).abs().max() < 1e-15
+    assert out.height == table.height and out.select(CELL).equals(table.select(CELL))
+
+
+def test_per_bin_intervals_cover_the_bins_of_calibration_bins():
+    rows = frame_of(np.random.default_rng(8))
+    result = bootstrap(rows, replicates=200, bins=10)
+    bins = metrics.calibration_bins(rows, CELL, bins=10).collect()
+    joined = bins.with_columns(binning=pl.lit("width")).join(
+        bin_intervals(result), on=[*CELL, "binning", "bin"], nulls_equal=True
+    )
+    assert joined.height == bins.height
+    inside = (joined["accuracy_lo"] <= joined["accuracy"] + 1e-12) & (
+        joined["accuracy"] <= joined["accuracy_hi"] + 1e-12
+    )
+    assert inside.mean() > 0.95
+
+
+# Paired differences --------------------------------------------------------------------------
+
+
+def test_differences_are_paired():
+    rng = np.random.default_rng(9)
+    rows = frame_of(rng, models=("a", "b"), severities=(0.0, 0.3))
+    # model c: a copy of model a, so every c − a difference is 0 in every replicate
+    copy = rows.filter(pl.col("model") == "a").with_columns(model=pl.lit("c"))
+    rows = pl.concat([rows, copy])
+    result = bootstrap(rows, replicates=200)
+    points = suite(rows, 15)
+    table = paired_differences(result, points)
+    same = table.filter(
+        (pl.col("contrast") == "model")
+        & (pl.col("model") == "c")
+        & (pl.col("reference_model") == "a")
+    )
+    assert same.height > 0
+    assert (same["difference_lo"].abs().max() < 1e-12) and (
+        same["difference_hi"].abs().max() < 1e-12
+    )
+    # vs clean: the replicate differences of the cell and its clean cell
+    row = table.filter(
+        (pl.col("contrast") == "clean") & (pl.col("model") == "b") & (pl.col("metric") == "ece")
+    ).row(0, named=True)
+    keys = result.cells.with_row_index("i")
+    index = keys.filter((pl.col("model") == "b") & (pl.col("severity") == 0.3))["i"][0]
+    clean = keys.filter((pl.col("model") == "b") & (pl.col("severity") == 0.0))["i"][0]
+    diff = result.values["ece"][index] - result.values["ece"][clean]
+    assert row["difference_lo"] == pytest.approx(np.quantile(diff, 0.025), abs=1e-15)
+    assert row["reference_severity"] == 0.0 and row["reference_model"] == "b"
+    # each model pair both ways, mirrored
+    ab = table.filter(
+        (pl.col("contrast") == "model")
+        & (pl.col("model") == "a")
+        & (pl.col("reference_model") == "b")
+        & (pl.col("metric") == "gap")
+    )
+    ba = table.filter(
+        (pl.col("contrast") == "model")
+        & (pl.col("model") == "b")
+        & (pl.col("reference_model") == "a")
+        & (pl.col("metric") == "gap")
+    )
+    np.testing.assert_allclose(ab["difference_lo"], -ba["difference_hi"], atol=1e-12)
+
+
+# Per-seed values ---------------------------------------------------------------------------
+
+
+def test_per_seed_values_are_the_suite_on_each_seeds_rows():
+    rows = frame_of(np.random.default_rng(10), seeds=3)
+    result = bootstrap(rows, replicates=10)
+    by = [*CELL, "seed"]
+    cal = metrics.calibration(rows, by).collect()
+    dis = metrics.discrimination(rows, by).collect().drop("n", "score")
+    sel = metrics.selective(rows, by).collect().drop("n", "score")
+    expected = cal.join(dis, on=by, nulls_equal=True).join(sel, on=by, nulls_equal=True).sort(by)
+    seeds = result.seeds.sort(by)
+    assert seeds.height == expected.height == 2 * 2 * 3
+    for name in SEED_METRICS:
+        np.testing.assert_allclose(
+            column(seeds, name), column(expected, name), atol=1e-12, err_msg=name
+        )
+    spread = seed_spread(result, ["ece"])
+    per_cell = expected.group_by(CELL).agg(
+        sd=pl.col("ece").std(), low=pl.col("ece").min(), high=pl.col("ece").max()
+    )
+    joined = spread.join(per_cell, on=list(CELL), nulls_equal=True)
+    assert (joined["ece_sd"] - joined["sd"]).abs().max() < 1e-12
+    assert (joined["ece_min"] - joined["low"]).abs().max() < 1e-12 and (joined["seeds"] == 3).all()
+
+
+def test_bad_parameters_are_named():
+    rows = frame_of(np.random.default_rng(11), models=("a",), severities=(0.0,))
+    with pytest.raises(ParameterError, match=r"replicates must be an int >= 1\. Got 0"):
+        bootstrap(rows, replicates=0)
+    with pytest.raises(ParameterError, match="seed"):
+        bootstrap(rows, seed=-1)

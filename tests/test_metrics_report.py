@@ -1,0 +1,85 @@
+"""The new metric tables in the report: computed by ``report_tables``, exported, and shown in
+the discrimination and selective-prediction sections (and the calibration table's new
+columns with their labels)."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+import pytest
+
+import relcol
+from relcol._api import report_tables
+from relcol.metrics import metric_tables
+from relcol.report import render_html
+from relcol.report._metric_sections import metric_sections
+from relcol.store import CELL
+from tests.test_metrics import assert_close, long_table
+
+META = {"study": "s", "bins": 15}
+
+
+@pytest.fixture(scope="module")
+def tables() -> dict[str, pl.DataFrame]:
+    frame = pl.concat(
+        [
+            long_table([0.9, 0.6, 0.6, 0.3], [True, True, False, False], model="a"),
+            long_table([0.8, 0.7, 0.2], [True, True, True], model="b"),  # all right
+            long_table([0.7, 0.6, 0.5], [True, False, False], model="a", severity=0.5),
+            long_table([0.9, 0.4, 0.3], [True, False, True], model="b", severity=0.5),
+        ]
+    )
+    lazy = metric_tables(frame, CELL)
+    names = ("calibration", "discrimination", "selective")
+    return dict(zip(names, pl.collect_all(lazy[n] for n in names), strict=True))
+
+
+def test_report_tables_hold_every_metric_table_of_the_study(tiny_warehouse):
+    tables = report_tables(tiny_warehouse, "tiny", bins=10)
+    assert {"calibration", "discrimination", "selective"} <= set(tables)
+    calibration = tables["calibration"]
+    assert {"ace", "ece_null", "brier", "brier_within", "nll_top"} <= set(calibration.columns)
+    assert (calibration["bins"] == 10).all()
+    for name in ("discrimination", "selective"):
+        assert tables[name].height == calibration.height  # one row per cell
+        expected = getattr(relcol.metrics, name)(tiny_warehouse.predictions("tiny"), CELL)
+        assert_close(tables[name], expected.collect())  # the same, summed in another order
+
+
+def test_the_report_exports_and_shows_the_new_tables(tiny_warehouse, tmp_path):
+    result = relcol.report(tiny_warehouse, study="tiny", out=tmp_path / "report")
+    for name in ("discrimination", "selective"):
+        exported = pl.read_parquet(tmp_path / "report" / f"{name}.parquet")
+        assert exported.height > 0 and "score" in exported.columns
+    calibration = pl.read_parquet(tmp_path / "report" / "calibration.parquet")
+    assert {"ece_pvalue", "classwise_ece", "brier_resolution"} <= set(calibration.columns)
+    html = result.html.read_text(encoding="utf-8")
+    sections = re.findall(r'<section id="([\w-]+)"', html)
+    assert sections.index("calibration") < sections.index("discrimination")
+    assert sections.index("discrimination") + 1 == sections.index("selective")
+
+
+def test_sections_render_labels_targets_and_dashes(tables):
+    html = metric_sections(tables, bins=15)
+    assert re.findall(r'<section id="([\w-]+)"', html) == ["discrimination", "selective"]
+    for label in ("AUROC", "AUPR success", "FPR @ 95 % TPR", "Cohen&#x27;s d", "E-AURC"):
+        assert label in html
+    assert "risk @ 80% cov." in html and "coverage @ 5% risk" in html  # the targets
+    assert "–" in html  # model b is always right: AUROC undefined, shown as a dash
+    assert "0.875" in html  # model a's AUROC
+
+
+def test_sections_are_absent_without_their_tables(tables):
+    assert metric_sections({}, bins=15) == ""
+    empty = {name: frame.head(0) for name, frame in tables.items()}
+    assert metric_sections(empty, bins=15) == ""
+    page = render_html({"calibration": tables["calibration"]}, meta=META)
+    assert 'id="discrimination"' not in page
+
+
+def test_the_calibration_table_labels_its_new_columns(tables):
+    page = render_html(tables, meta=META)
+    for label in ("ACE", "RMSCE", "classwise ECE", "ECE₀", "debiased CE", "Brier (top)", "NLL"):
+        assert f">{label}<" in page
+    assert "Murphy decomposition of Brier (top)" in page and "ECE floor" in page

@@ -1,0 +1,128 @@
+"""Trend over severity (METRICS.md §6): Spearman ρ, its exact and t p-values, the bootstrap
+interval of the pooled curve's ρ."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from relcol.analysis import bootstrap, spearman, spearman_rows, trends
+from tests.test_bootstrap import frame_of
+
+
+def enumerate_p(x, y) -> float:
+    """Two-sided permutation p-value of Spearman's ρ by plain enumeration of every ordering."""
+    observed = stats.spearmanr(x, y).statistic
+    hits = total = 0
+    for order in itertools.permutations(range(len(y))):
+        rho = stats.spearmanr(x, np.asarray(y)[list(order)]).statistic
+        hits += abs(rho) >= abs(observed) - 1e-12
+        total += 1
+    return hits / total
+
+
+def test_hand_worked_exact_p_value():
+    # ρ = 1 − 6Σd²/(n(n²−1)) = 1 − Σd²/10 with Σd² = 2: ρ = 0.8. Of the 24 orderings, |ρ| ≥ 0.8
+    # needs Σd² ≤ 2 (identity + 3 adjacent swaps) or Σd² ≥ 18 (their reverses): 8 of 24.
+    rho, p, method = spearman([0, 1, 2, 3], [0.1, 0.3, 0.2, 0.4])
+    assert rho == pytest.approx(0.8) and p == pytest.approx(8 / 24) and method == "exact"
+    rho, p, _ = spearman([0, 1, 2, 3, 4], [5, 4, 3, 2, 1])  # perfect: 2 of 120 orderings
+    assert rho == -1.0 and p == pytest.approx(2 / 120)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.integers(0, 3), min_size=3, max_size=7),
+    st.lists(st.integers(0, 4), min_size=7, max_size=7),
+)
+def test_exact_p_value_equals_an_independent_enumeration(x, y):
+    """Ties in both variables (severity × seeds points share severities)."""
+    y = y[: len(x)]
+    rho, p, method = spearman(x, y)
+    if len(set(x)) < 2 or len(set(y)) < 2:
+        assert np.isnan(rho) and method == "none"
+        return
+    assert rho == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert method == "exact" and p == pytest.approx(enumerate_p(x, y), abs=1e-12)
+
+
+def test_t_approximation_above_ten_points_matches_scipy():
+    rng = np.random.default_rng(0)
+    x = np.repeat([0.0, 0.1, 0.2, 0.3, 0.4, 0.5], 3)  # 6 severities × 3 seeds
+    for _ in range(20):
+        y = np.round(rng.normal(x, 0.2), 2)  # ties in y too
+        rho, p, method = spearman(x, y)
+        expected = stats.spearmanr(x, y)
+        assert method == "t"
+        assert rho == pytest.approx(expected.statistic, abs=1e-12)
+        assert p == pytest.approx(expected.pvalue, rel=1e-9)
+
+
+def test_ten_points_are_exact_and_eleven_use_t():
+    x = np.arange(10.0)
+    y = np.array([0, 2, 1, 3, 5, 4, 6, 8, 7, 9.0])
+    rho, p, method = spearman(x, y)
+    assert method == "exact"
+    # without ties ρ = 1 − 6Σd²/(n(n²−1)): count the orderings by Σd², enumerated by itertools
+    flat = np.fromiter(itertools.chain.from_iterable(itertools.permutations(range(10))), np.int8)
+    orders = flat.reshape(-1, 10).astype(np.int64)
+    squares = ((orders - np.arange(10)) ** 2).sum(1)
+    observed = ((np.argsort(np.argsort(y)) - np.arange(10)) ** 2).sum()
+    extreme = np.abs(1 - 6 * squares / 990) >= abs(1 - 6 * observed / 990) - 1e-12
+    assert rho == pytest.approx(1 - 6 * observed / 990) and p == pytest.approx(extreme.mean())
+    assert spearman(np.arange(11.0), np.append(y, 10))[2] == "t"
+
+
+def test_undefined_rho():
+    assert np.isnan(spearman([0, 1], [1, 2])[0])  # two points
+    assert np.isnan(spearman([0, 1, 2], [1, 1, 1])[0])  # constant metric
+
+
+def test_spearman_rows_is_spearman_per_row():
+    rng = np.random.default_rng(1)
+    x = np.array([0.0, 0.1, 0.2, 0.3, 0.5])
+    values = np.round(rng.random((30, 5)), 1)
+    values[3, 2] = np.nan
+    values[4] = 0.5
+    got = spearman_rows(x, values)
+    for i in range(30):
+        expected = spearman(x, values[i])[0] if np.isfinite(values[i]).all() else np.nan
+        if np.isnan(expected):
+            assert np.isnan(got[i])
+        else:
+            assert got[i] == pytest.approx(expected, abs=1e-12)
+
+
+def test_trends_of_a_degrading_curve():
+    rng = np.random.default_rng(2)
+    rows = frame_of(rng, models=("a",), severities=(0.0, 0.2, 0.4, 0.6), seeds=3, samples=80)
+    result = bootstrap(rows, replicates=300)
+    table = trends(result)
+    assert set(table["metric"]) == {
+        "accuracy",
+        "mean_confidence",
+        "gap",
+        "ece",
+        "brier_top",
+        "auroc",
+    }
+    accuracy = table.filter(pl.col("metric") == "accuracy").row(0, named=True)
+    assert accuracy["points"] == 4 * 3 and accuracy["severities"] == 4
+    assert accuracy["p_method"] == "t"
+    assert accuracy["spearman_rho"] < -0.5 and accuracy["p_value"] < 0.01  # accuracy falls with d
+    assert accuracy["rho_lo"] <= accuracy["pooled_rho"] <= accuracy["rho_hi"]
+    seeds = result.seeds.filter(pl.col("model") == "a")
+    expected = stats.spearmanr(seeds["severity"], seeds["accuracy"])
+    assert accuracy["spearman_rho"] == pytest.approx(expected.statistic, abs=1e-12)
+    assert accuracy["p_value"] == pytest.approx(expected.pvalue, rel=1e-9)
+
+
+def test_curves_with_fewer_than_three_severities_have_no_trend():
+    rows = frame_of(np.random.default_rng(3), models=("a",), severities=(0.0, 0.5))
+    assert trends(bootstrap(rows, replicates=20)).is_empty()
