@@ -126,3 +126,13 @@ def test_trends_of_a_degrading_curve():
 def test_curves_with_fewer_than_three_severities_have_no_trend():
     rows = frame_of(np.random.default_rng(3), models=("a",), severities=(0.0, 0.5))
     assert trends(bootstrap(rows, replicates=20)).is_empty()
+
+
+def test_values_equal_but_for_summation_order_are_ties_regression_last_bits():
+    from relcol.analysis._trends import spearman, spearman_rows
+
+    x = np.repeat([0.0, 0.1, 0.2], 3)
+    equal = np.full(9, 0.8)
+    jittered = equal + np.array([0, 1, -1, 2, 0, -2, 1, 0, -1]) * np.spacing(0.8)
+    assert np.isnan(spearman(x, jittered)[0]) and np.isnan(spearman(x, equal)[0])
+    assert np.isnan(spearman_rows(x, np.vstack([jittered, equal]))).all()

@@ -75,8 +75,14 @@ def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float, str]:
     return rho, _t_p(rho, n), "t"
 
 
+#: Values equal to this many decimals are ties. Metrics summed in a different order (Polars'
+#: parallel sums are not ordered) differ in their last bits; without this, equal values such
+#: as the constant mean confidence under label noise broke ties differently from run to run.
+TIE_DECIMALS = 12
+
+
 def _centred_ranks(values: np.ndarray) -> np.ndarray:
-    ranks = stats.rankdata(values)  # mid-ranks for ties
+    ranks = stats.rankdata(np.round(values, TIE_DECIMALS))  # mid-ranks for ties
     return ranks - ranks.mean()
 
 
@@ -133,7 +139,7 @@ def spearman_rows(x: np.ndarray, values: np.ndarray) -> np.ndarray:
     complete = np.isfinite(values).all(1)
     if not complete.any() or rx @ rx == 0:
         return out
-    ranks = stats.rankdata(values[complete], axis=1)
+    ranks = stats.rankdata(np.round(values[complete], TIE_DECIMALS), axis=1)
     ry = ranks - ranks.mean(1, keepdims=True)
     norm = np.sqrt((ry * ry).sum(1) * (rx @ rx))
     with np.errstate(invalid="ignore", divide="ignore"):

@@ -20,8 +20,8 @@ def cell_rows(
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """``(cells, rows)``: the groups with their ids, and the rows with ``CELL_ID`` and ``columns``.
 
-    With no keys the whole frame is one group (id 0). Both frames are cached: a plan that
-    reads them several times computes them once.
+    With no keys the whole frame is one group (id 0). ``cells`` is cached (a plan reads it
+    twice); callers cache the columns of ``rows`` they read more than once (``narrow_rows``).
     """
     keys = list(keys)
     if not keys:
@@ -32,9 +32,7 @@ def cell_rows(
     cells = frame.select(keys).unique().sort(keys, nulls_last=True).with_row_index(CELL_ID)
     cells = cells.cache()
     rows = frame.join(cells, on=keys, how="inner", nulls_equal=True).select(CELL_ID, **columns)
-    # cached: metrics read the rows several times, each branch wanting other columns, which
-    # the optimiser alone would scan once per branch
-    return cells, rows.cache()
+    return cells, rows
 
 
 def with_keys(

@@ -6,7 +6,7 @@ counting from the top, ``accepted`` (rows with a score ≥ the level) and
 scores enter together, so nothing depends on row order. AUROC, AUPR, FPR at 95 % TPR and
 the whole risk–coverage curve are sums over these levels. The fast path reads them off the
 rows sorted once per cell (``sorted_rows``); the SQL twin ``sql/macros/confidence_levels.sql``
-groups by (cell, score) and runs one window over the levels.
+reads them off one window per cell (running counts over the rows sorted by score).
 
 The score is the confidence by default; ``score="margin"`` or ``"entropy"`` ranks rows by
 the margin p₍₁₎ − p₍₂₎ or by the negative entropy of the probability vector instead. A cell
