@@ -75,18 +75,38 @@ def report(
       relcol report --study email-llm --out reports/email --bins 10
       relcol report --bootstrap 2000 --alpha 0.1 --tau 0.03 --seed 1
     """
+    import contextlib
+    import sys
+
     import relcol
 
-    result = relcol.report(
-        warehouse,
-        study=study,
-        out=out,
-        bins=bins,
-        bootstrap=replicates,
-        alpha=alpha,
-        tau=tau,
-        seed=seed,
-    )
+    with contextlib.ExitStack() as stack:
+        bar = None
+
+        def advance(step: str, done: int, total: int) -> None:
+            # Starts with the first step, after the study was found: a bad option or an
+            # unknown study prints its one error line and nothing else.
+            nonlocal bar
+            if bar is None:
+                bar = stack.enter_context(
+                    click.progressbar(
+                        length=total, label="report", file=sys.stderr, hidden=quiet or as_json
+                    )
+                )
+            bar.label = f"report: {step}"
+            bar.update(done - bar.pos)
+
+        result = relcol.report(
+            warehouse,
+            study=study,
+            out=out,
+            bins=bins,
+            bootstrap=replicates,
+            alpha=alpha,
+            tau=tau,
+            seed=seed,
+            progress=advance,
+        )
     if as_json:
         click.echo(result.calibration.write_json())
         return
