@@ -156,13 +156,15 @@ def solve_intercept(eta: np.ndarray, d: float) -> float:
     if spread == 0.0:
         return centre
     log_target = math.log(d) + math.log(eta.size)
-    return brentq(
-        lambda b: float(logsumexp(log_expit(eta + b))) - log_target,
-        centre - 2.0 * spread - 1.0,
-        centre + 2.0 * spread + 1.0,
-        xtol=1e-14,
-        maxiter=500,
-    )
+
+    def f(b: float) -> float:
+        return float(logsumexp(log_expit(eta + b))) - log_target
+
+    lo, hi = centre - 2.0 * spread - 1.0, centre + 2.0 * spread + 1.0
+    f_lo, f_hi = f(lo), f(hi)
+    if f_lo * f_hi > 0:  # d within rounding of 0 or 1: both ends already meet d to float precision
+        return lo if abs(f_lo) <= abs(f_hi) else hi
+    return brentq(f, lo, hi, xtol=1e-14, maxiter=500)
 
 
 # --------------------------------------------------------------------- validation
