@@ -16,6 +16,11 @@ point estimates and ECE₀, ``relcol.analysis.bootstrap`` for the intervals), ea
 under its own name, so each has its own bootstrap weights. The realised coverage of a
 metric is the share of studies whose interval contains the population value; its Monte
 Carlo standard error is √(p(1 − p)/studies).
+
+Measured (1000 studies, B = 1000, 95 % intervals; the README has the full table): with the
+default law at n = 300, accuracy 0.955, Δ 0.949, ECE 0.651, ECE − ECE₀ 0.977; with a
+calibrated law (g(c) = c, true ECE 0) at n = 300, accuracy 0.946, Δ 0.941, ECE 0.000,
+ECE − ECE₀ 0.928 (mean ECE 0.042, mean ECE − ECE₀ 0.001: ECE₀ removes the floor).
 """
 
 from __future__ import annotations

@@ -258,7 +258,6 @@ def discrimination(
     needed = [*keys, correct, *((confidence,) if score == "confidence" else (proba,))]
     check_columns("discrimination", lazy, needed)
     cells, rows = cell_rows(lazy, keys, scored_columns(score, confidence, correct, proba))
-    rows = rows.cache()
     table = discrimination_cells(rows, levels(sorted_rows(rows.drop_nulls("c"), 0)), score)
     return with_keys(table, cells, keys)
 

@@ -270,7 +270,6 @@ def _prepare(function, frame, by, score, confidence, correct, proba):
     needed = [*keys, correct, *((confidence,) if score == "confidence" else (proba,))]
     check_columns(function, lazy, needed)
     cells, rows = cell_rows(lazy, keys, scored_columns(score, confidence, correct, proba))
-    rows = rows.cache()
     return cells, rows, sorted_rows(rows.drop_nulls("c"), 0)
 
 

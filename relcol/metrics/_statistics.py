@@ -131,16 +131,6 @@ def _sums() -> list[pl.Expr]:
     ]
 
 
-def narrow_rows(rows: pl.LazyFrame, n_order: int) -> pl.LazyFrame:
-    """``CELL_ID``, ``c``, ``z`` and the tie-breaking columns of ``rows``, cached.
-
-    Every table reads these several times (bins, the sort, the moments); cached, the plan
-    scans them once. The probability vectors are left out: the one step that reads them
-    streams them from the source instead of holding them all in memory.
-    """
-    return rows.select(CELL_ID, "c", "z", *(f"o{i}" for i in range(n_order))).cache()
-
-
 def width_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
     """Per cell × non-empty equal-width bin: ``bin``, the bin's edges, ``n`` and the sums."""
     return (

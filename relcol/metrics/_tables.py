@@ -51,7 +51,6 @@ from relcol.metrics._selective import curve_levels, selective_cells
 from relcol.metrics._statistics import (
     bin_frame,
     mass_statistics,
-    narrow_rows,
     order_columns,
     outcome_columns,
     sorted_rows,
@@ -152,9 +151,8 @@ def calibration(
     if proba is not None:
         columns |= proba_columns(proba, y_true)
     cells, rows = cell_rows(lazy, keys, columns)
-    narrow = narrow_rows(rows, len(order))
-    width = width_statistics(narrow, bins)
-    mass = mass_statistics(sorted_rows(narrow, len(order)), bins)
+    width = width_statistics(rows, bins)
+    mass = mass_statistics(sorted_rows(rows, len(order)), bins)
     table = calibration_cells(rows, width, mass, bins, draws, proba=proba is not None)
     return with_keys(table, cells, keys)
 
@@ -258,14 +256,13 @@ def metric_tables(
     if proba is not None:
         columns |= proba_columns(proba, y_true)
     cells, rows = cell_rows(lazy, keys, columns)
-    narrow = narrow_rows(rows, len(order))
-    width = width_statistics(narrow, bins)
-    ordered = sorted_rows(narrow, len(order))
+    width = width_statistics(rows, bins)
+    ordered = sorted_rows(rows, len(order))
     mass = mass_statistics(ordered, bins).cache()
     calibration_table = calibration_cells(rows, width, mass, bins, draws, proba=proba is not None)
     bin_table = pl.concat([bin_frame(mass, "mass"), bin_frame(width, "width")])
     if score == "confidence":
-        scored, level = narrow, levels(ordered).cache()
+        scored, level = rows, levels(ordered).cache()
     else:
         scored = rows.with_columns(score_column(score, confidence, "p"))
         level = levels(sorted_rows(scored.drop_nulls("c"), 0)).cache()

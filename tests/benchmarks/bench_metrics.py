@@ -7,7 +7,8 @@ rows spread over 5 seeds × 4 repeats × samples, ``--classes`` class probabilit
 softmax of random logits), confidence = the top probability, correct ~ Bernoulli(confidence).
 Written once to Parquet (zstd) in a temporary folder; every timing reads that file.
 
-Timed (seconds, the minimum over ``--repeats`` runs, results fully materialised):
+Timed (wall and CPU seconds, each the minimum over ``--repeats`` runs, results fully
+materialised; on a machine shared with other work, compare the CPU columns):
 
 - polars: ``pl.collect_all(relcol.metrics.metric_tables(scan).values())``: calibration
   (with ECE₀, R = 100), calibration_bins in both binnings, discrimination, selective_curve,
@@ -24,6 +25,7 @@ Not a test: pytest does not collect it (tests/benchmarks/, no ``test_`` prefix).
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 import time
 import warnings
@@ -80,13 +82,18 @@ def synthetic(rows: int, cells: int, classes: int, seed: int = 0) -> pl.DataFram
     )
 
 
-def best_of(repeats: int, run) -> float:
-    times = []
+def best_of(repeats: int, run) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of this process, all threads): each the minimum of repeats.
+
+    On a shared machine the wall time grows with the other load and the CPU time much
+    less, so the ratios are given for both."""
+    walls, cpus = [], []
     for _ in range(repeats):
-        start = time.perf_counter()
+        wall, cpu = time.perf_counter(), time.process_time()
         run()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        walls.append(time.perf_counter() - wall)
+        cpus.append(time.process_time() - cpu)
+    return min(walls), min(cpus)
 
 
 def polars_suite(path: Path) -> None:
@@ -209,6 +216,7 @@ def main() -> None:
             f"written in {time.perf_counter() - start:.1f} s ({path.stat().st_size / 1e6:.0f} MB)"
         )
         con = duckdb_connection(path)
+        load = f"{os.getloadavg()[0]:.2f}"
         times = {
             "(a) duckdb group-by scan": best_of(args.repeats, lambda: group_by_scan(con)),
             "polars suite": best_of(args.repeats, lambda: polars_suite(path)),
@@ -218,10 +226,18 @@ def main() -> None:
             times["(b) per-cell numpy/sklearn loop"] = best_of(1, lambda: per_cell_loop(path))
         scan = times["(a) duckdb group-by scan"]
         loop = times.get("(b) per-cell numpy/sklearn loop")
-        print(f"{'':34s}{'seconds':>9s}{'÷ (a)':>9s}{'(b) ÷':>9s}")
-        for name, seconds in times.items():
-            speedup = f"{loop / seconds:8.1f}×" if loop else ""
-            print(f"{name:34s}{seconds:9.2f}{seconds / scan:8.1f}×{speedup:>9s}")
+        print(
+            f"load average before: {load}; after: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)"
+        )
+        print(
+            f"{'':34s}{'wall s':>8s}{'÷ (a)':>8s}{'(b) ÷':>8s}{'CPU s':>9s}{'÷ (a)':>8s}{'(b) ÷':>8s}"
+        )
+        for name, (wall, cpu) in times.items():
+            row = f"{name:34s}{wall:8.2f}{wall / scan[0]:7.1f}×"
+            row += f"{loop[0] / wall:7.1f}×" if loop else " " * 8
+            row += f"{cpu:9.2f}{cpu / scan[1]:7.1f}×"
+            row += f"{loop[1] / cpu:7.1f}×" if loop else ""
+            print(row)
 
 
 if __name__ == "__main__":
