@@ -38,6 +38,7 @@ from relcol.analysis._scorecard import corruption_error
 from relcol.analysis._scorecard import scorecard as _scorecard
 from relcol.analysis._statistical import statistical_tables
 from relcol.errors import ParameterError, RelcolError
+from relcol.metrics._frames import by_chunks
 from relcol.report import terminal_summary, write_report
 from relcol.report._html import SECTIONS
 from relcol.store import CELL, MATERIALISED, Warehouse
@@ -101,7 +102,7 @@ def consistency(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     if engine == "polars":
-        frame = metrics.consistency(wh.predictions(study), CELL).collect()
+        frame = _consistency(wh.predictions(study))
     elif engine == "duckdb":
         frame = wh.sql("SELECT * FROM consistency WHERE study = ?", [study])
     else:
@@ -151,11 +152,19 @@ def simulate_consistency(
     )
 
 
+def _consistency(predictions: pl.LazyFrame, cells: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The consistency table in Polars, one chunk of whole cells at a time (``cells``: the
+    cells with their rows ``n``, if known)."""
+    cells = _cells(predictions) if cells is None else cells
+    [frame] = by_chunks(predictions, cells, CELL, lambda rows: [metrics.consistency(rows, CELL)])
+    return frame.sort([*CELL, "axis"], nulls_last=True)
+
+
 def _consistency_tables(
-    wh: Warehouse, study: str, calibration: pl.DataFrame
+    wh: Warehouse, study: str, calibration: pl.DataFrame, cells: pl.DataFrame
 ) -> dict[str, pl.DataFrame]:
     """``consistency`` (when some cell has replicates), ``scorecard`` and ``corruption_error``."""
-    table = consistency(wh, study=study)
+    table = _consistency(wh.predictions(study), cells)
     tables = {"consistency": table} if not table.is_empty() else {}
     tables["scorecard"] = _scorecard(calibration, wh.predictions(study))
     tables["corruption_error"] = corruption_error(calibration)
@@ -196,7 +205,7 @@ def report_tables(
     ``differences``, the ``trends`` and the ``thresholds`` (d* with margin ``tau``).
     """
     bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
-    metric_tables, samples = _metric_tables(wh, study, bins=bins)
+    metric_tables, cells = _metric_tables(wh, study, bins=bins)
     tables = {
         **metric_tables,
         "corruptions": wh.sql("SELECT * FROM corruptions WHERE study = ?", [study]),
@@ -216,8 +225,8 @@ def report_tables(
         tables["calibration"] = tables["calibration"].with_columns(
             bootstrap=pl.lit(bootstrap, pl.Int32)
         )
-    tables |= _consistency_tables(wh, study, tables["calibration"])
-    return tables | figure_tables(tables, samples)
+    tables |= _consistency_tables(wh, study, tables["calibration"], cells)
+    return tables | figure_tables(tables, cells)
 
 
 def _check_statistics(bootstrap: object, alpha: object, tau: object, seed: object):
@@ -243,18 +252,31 @@ def _metric_tables(
 ) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     """``calibration`` (with its ``bins``), ``calibration_bins``, ``discrimination``,
     ``selective`` and ``risk_coverage`` (the curve on a coverage grid) of one study, computed
-    together: one scan of the rows and one sort per cell for all of them; and the distinct
-    test samples of each cell (``samples``), which the reliability intervals need."""
+    together: one scan of the rows and one sort per cell for all of them, one chunk of whole
+    cells at a time (``by_chunks``); and each cell's rows ``n`` and distinct test samples
+    (``samples``), which the reliability intervals and the later chunked steps need."""
     names = ("calibration", "calibration_bins", "discrimination", "selective")
     predictions = wh.predictions(study)
-    lazy = metrics.metric_tables(predictions, CELL, bins=bins, draws=ECE_NULL_DRAWS)
-    plans = [lazy[name] for name in names]
-    plans.append(risk_coverage(lazy["selective_curve"]))
-    plans.append(predictions.group_by(CELL).agg(samples=pl.col("sample_id").n_unique()))
-    *frames, samples = pl.collect_all(plans)
+    cells = _cells(predictions)
+
+    def plans(rows: pl.LazyFrame) -> list[pl.LazyFrame]:
+        lazy = metrics.metric_tables(rows, CELL, bins=bins, draws=ECE_NULL_DRAWS)
+        return [*(lazy[name] for name in names), risk_coverage(lazy["selective_curve"])]
+
+    frames = by_chunks(predictions, cells, CELL, plans)
     tables = dict(zip((*names, "risk_coverage"), frames, strict=True))
     tables["calibration"] = tables["calibration"].with_columns(bins=pl.lit(bins, pl.Int32))
-    return tables, samples
+    return tables, cells
+
+
+def _cells(predictions: pl.LazyFrame) -> pl.DataFrame:
+    """Every cell's keys, rows ``n`` and distinct test samples ``samples``, in key order."""
+    return (
+        predictions.group_by(CELL)
+        .agg(n=pl.len(), samples=pl.col("sample_id").n_unique())
+        .sort(CELL, nulls_last=True)
+        .collect()
+    )
 
 
 def report(

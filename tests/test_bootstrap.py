@@ -320,6 +320,16 @@ def test_with_intervals_places_bounds_and_spread_beside_each_metric():
     shifted = out["ece_lo"] - out["ece_null"]
     assert (out["ece_excess_lo"] - shifted).abs().max() < 1e-15
     assert out.height == table.height and out.select(CELL).equals(table.select(CELL))
+    spread = [c for c in out.columns if c.endswith(("_sd", "_min", "_max"))]
+    assert spread == ["ece_sd", "ece_min", "ece_max"]
+    # no spread asked for: no spread columns (the selective table once carried calibration's)
+    bare = with_intervals(table, result, metrics=("accuracy",), spread=())
+    assert bare.columns == [
+        *table.columns[: table.columns.index("accuracy") + 1],
+        "accuracy_lo",
+        "accuracy_hi",
+        *table.columns[table.columns.index("accuracy") + 1 :],
+    ]
 
 
 def test_per_bin_intervals_cover_the_bins_of_calibration_bins():

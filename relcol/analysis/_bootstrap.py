@@ -79,6 +79,7 @@ from relcol.metrics import (
     uniform,
 )
 from relcol.metrics._discrimination import _cohens_d, _point_biserial
+from relcol.metrics._frames import CHUNK_ROWS, chunk_filter, chunk_spans
 from relcol.metrics._proba import _brier_terms, _nll_terms
 from relcol.metrics._random import ABSORB, MASK, MIX, SEED, TWO_32
 from relcol.metrics._scores import _nll_top_terms
@@ -140,8 +141,6 @@ SEED_METRICS = (*WIDTH_METRICS, *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
 
 #: The binnings of ``calibration_bins`` (METRICS.md §2).
 BINNINGS = ("width", "mass")
-#: Rows of one chunk of cells processed together (memory stays about 60 bytes a row).
-CHUNK_ROWS = 3_000_000
 #: Entries of one dense D (samples × statistics) or rank-count array processed at once.
 BATCH_ENTRIES = 10_000_000
 #: A variance below this is zero (a group whose confidences are all equal).
@@ -334,7 +333,8 @@ def bootstrap(
     context = _Context(replicates, bins, seed, levels, coverage, risk, proba)
     parts = [
         _chunk(lazy, counts.slice(start, length), context)
-        for start, length in _chunks(counts, chunk_rows)
+        for start, length in chunk_spans(counts["n"].to_list(), chunk_rows)
+        if length
     ]
     names = (*WIDTH_METRICS, "ace", *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
     values = {
@@ -388,21 +388,6 @@ def _check_int(name: str, value: object, low: int) -> int:
     return value
 
 
-def _chunks(counts: pl.DataFrame, budget: int) -> list[tuple[int, int]]:
-    """(start, length) of consecutive runs of cells of at most ``budget`` rows (a cell
-    larger than that is a run of its own). Cells are sorted by their keys, so a run covers
-    few (study, dataset, model) combinations, which the read narrows to."""
-    out, start, rows = [], 0, 0
-    for i, n in enumerate(counts["n"].to_list()):
-        if rows and rows + n > budget:
-            out.append((start, i - start))
-            start, rows = i, 0
-        rows += n
-    if rows:
-        out.append((start, counts.height - start))
-    return out
-
-
 # One chunk of cells ----------------------------------------------------------------------------
 
 
@@ -446,9 +431,6 @@ def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFram
     """The chunk's rows sorted by (cell, confidence, sample_id, seed, repeat), with the
     per-row quantities every later step needs."""
     keys = list(CELL)
-    narrow = pl.lit(True)
-    for key in ("study", "dataset", "model", "corruption"):
-        narrow = narrow & pl.col(key).is_in(cells[key].unique().implode())
     c = pl.col("confidence").cast(pl.Float64)
     z = pl.col("correct").cast(pl.Float64)
     extra = {}
@@ -459,7 +441,7 @@ def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFram
             "has_proba": (pl.col("proba").list.len() > 0).fill_null(False).cast(pl.Float64),
         }
     rows = (
-        lazy.filter(narrow)
+        lazy.filter(chunk_filter(cells))
         .join(cells.lazy().select("cell", *keys), on=keys, how="inner", nulls_equal=True)
         .select(
             "cell",
@@ -1189,7 +1171,9 @@ def bin_intervals(replicates: Replicates, alpha: float = ALPHA) -> pl.DataFrame:
 def seed_spread(replicates: Replicates, metrics: Iterable[str] | None = None) -> pl.DataFrame:
     """Cell keys, then ``<metric>_sd`` (ddof 1; null with one seed), ``<metric>_min``,
     ``<metric>_max`` of the per-seed values, and ``seeds`` (how many)."""
-    names = [m for m in (metrics or SEED_METRICS) if m in replicates.seeds.columns]
+    names = [
+        m for m in (SEED_METRICS if metrics is None else metrics) if m in replicates.seeds.columns
+    ]
     keys = list(replicates.keys)
     aggs = [pl.len().cast(pl.Int32).alias("seeds")]
     for name in names:
@@ -1240,9 +1224,10 @@ def with_intervals(
         for m in (wanted if spread is None else spread)
         if m in SEED_METRICS and m in table.columns
     ]
-    spread = seed_spread(replicates, spread_names)
-    spread = spread.drop("seeds") if "seeds" in out.columns else spread
-    out = out.join(spread, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    if spread_names:
+        spread = seed_spread(replicates, spread_names)
+        spread = spread.drop("seeds") if "seeds" in out.columns else spread
+        out = out.join(spread, on=keys, how="left", nulls_equal=True, maintain_order="left")
     order = []
     for name in table.columns:
         order.append(name)
