@@ -59,31 +59,14 @@ import polars as pl
 import scipy.sparse as sparse
 
 from relcol.errors import ParameterError
-from relcol.metrics import (
-    abs_gap_from_bins,
-    accuracy_from_bins,
-    bin_index,
-    brier_reliability_from_bins,
-    brier_resolution_from_bins,
-    brier_top_from_bins,
-    brier_uncertainty_from_bins,
-    brier_within_from_bins,
-    ece_debiased_from_bins,
-    ece_from_bins,
-    gap_from_bins,
-    mce_from_bins,
-    mean_confidence_from_bins,
-    nll_top_from_bins,
-    rmsce_from_bins,
-    stream_key,
-    uniform,
-)
+from relcol.metrics import bin_index, stream_key, uniform
 from relcol.metrics._discrimination import _cohens_d, _point_biserial
 from relcol.metrics._frames import CHUNK_ROWS, chunk_filter, chunk_spans
 from relcol.metrics._proba import _brier_terms, _nll_terms
 from relcol.metrics._random import ABSORB, MASK, MIX, SEED, TWO_32
 from relcol.metrics._scores import _nll_top_terms
 from relcol.metrics._selective import _ASYMPTOTIC, _EULER_GAMMA, _SHIFT
+from relcol.metrics._tables import WIDTH_METRICS, width_metrics
 from relcol.store import CELL
 
 #: Default number of replicates B, level α and rank-metric levels.
@@ -97,23 +80,6 @@ POISSON_CDF: tuple[float, ...] = tuple(
     math.fsum(math.exp(-1.0) / math.factorial(i) for i in range(j + 1)) for j in range(16)
 )
 
-#: Metrics of the calibration table derived from equal-width per-bin sums.
-WIDTH_METRICS = (
-    "accuracy",
-    "mean_confidence",
-    "gap",
-    "abs_gap",
-    "ece",
-    "mce",
-    "rmsce",
-    "ece_debiased",
-    "brier_top",
-    "brier_reliability",
-    "brier_resolution",
-    "brier_uncertainty",
-    "brier_within",
-    "nll_top",
-)
 #: Metrics from per-cell sums that need the probability vector.
 PROBA_METRICS = ("brier", "nll")
 #: Effect sizes from the confidence moments of right and wrong rows.
@@ -950,26 +916,6 @@ def _harmonic(n: np.ndarray) -> np.ndarray:
 # Per-seed values ---------------------------------------------------------------------------------
 
 
-def _width_builders() -> list[pl.Expr]:
-    """The suite's builders of ``WIDTH_METRICS`` over a ``calibration_bins`` frame."""
-    return [
-        accuracy_from_bins(),
-        mean_confidence_from_bins(),
-        gap_from_bins(),
-        abs_gap_from_bins(),
-        ece_from_bins(),
-        mce_from_bins(),
-        rmsce_from_bins(),
-        ece_debiased_from_bins(),
-        brier_top_from_bins(),
-        brier_reliability_from_bins(),
-        brier_resolution_from_bins(),
-        brier_uncertainty_from_bins(),
-        brier_within_from_bins(),
-        nll_top_from_bins(),
-    ]
-
-
 def _seed_values(rows: pl.DataFrame, ctx: _Context) -> pl.DataFrame:
     """Per cell × seed: ``n`` and the metrics of ``SEED_METRICS`` on that seed's rows."""
     unit = rows.with_columns(c2=pl.col("c") * pl.col("c"), cz=pl.col("c") * pl.col("z"))
@@ -984,7 +930,7 @@ def _seed_values(rows: pl.DataFrame, ctx: _Context) -> pl.DataFrame:
             sum_nll_top=pl.col("nll_top").sum(),
         )
         .group_by("cell", "seed")
-        .agg(_width_builders())
+        .agg(width_metrics())
     )
     z, centred = pl.col("z"), pl.col("centred")
     aggs = [

@@ -85,6 +85,44 @@ COLUMNS = (
 )
 #: Metrics of ``calibration`` that need the probability vector (null without one).
 NEED_PROBA = ("classwise_ece", "brier", "nll")
+#: Metrics of ``calibration`` that come from the equal-width per-bin sums alone, in order.
+WIDTH_METRICS = (
+    "accuracy",
+    "mean_confidence",
+    "gap",
+    "abs_gap",
+    "ece",
+    "mce",
+    "rmsce",
+    "ece_debiased",
+    "brier_top",
+    "brier_reliability",
+    "brier_resolution",
+    "brier_uncertainty",
+    "brier_within",
+    "nll_top",
+)
+
+
+def width_metrics() -> list[pl.Expr]:
+    """The builders of ``WIDTH_METRICS`` over equal-width ``calibration_bins`` sums (one
+    group's bins), each named as its metric."""
+    return [
+        accuracy_from_bins(),
+        mean_confidence_from_bins(),
+        gap_from_bins(),
+        abs_gap_from_bins(),
+        ece_from_bins(),
+        mce_from_bins(),
+        rmsce_from_bins(),
+        ece_debiased_from_bins(),
+        brier_top_from_bins(),
+        brier_reliability_from_bins(),
+        brier_resolution_from_bins(),
+        brier_uncertainty_from_bins(),
+        brier_within_from_bins(),
+        nll_top_from_bins(),
+    ]
 
 
 def calibration(
@@ -168,23 +206,7 @@ def calibration_cells(
 ) -> pl.LazyFrame:
     """Per cell id: the ``calibration`` columns, from the rows and their equal-width and
     equal-mass statistics."""
-    observed = width.group_by(CELL_ID).agg(
-        count_from_bins(),
-        accuracy_from_bins(),
-        mean_confidence_from_bins(),
-        gap_from_bins(),
-        abs_gap_from_bins(),
-        ece_from_bins(),
-        mce_from_bins(),
-        rmsce_from_bins(),
-        ece_debiased_from_bins(),
-        brier_top_from_bins(),
-        brier_reliability_from_bins(),
-        brier_resolution_from_bins(),
-        brier_uncertainty_from_bins(),
-        brier_within_from_bins(),
-        nll_top_from_bins(),
-    )
+    observed = width.group_by(CELL_ID).agg(count_from_bins(), *width_metrics())
     adaptive = mass.group_by(CELL_ID).agg(ece_from_bins().alias("ace"))
     out = observed.join(adaptive, on=CELL_ID, how="left").join(
         null_cells(null_draws(width, bins, draws), observed), on=CELL_ID, how="left"
