@@ -35,7 +35,7 @@ from relcol.analysis import (
 from relcol.data import EMAIL_LABELS, EMAIL_SEED_TABLE, email_predictions, read_predictions
 from relcol.data._predictions import spec_text
 from relcol.errors import InputError, ParameterError, WarehouseError
-from relcol.store import ANNOTATIONS, CELL, Warehouse, check_name, run_record
+from relcol.store import ANNOTATIONS, CELL, Warehouse, check_name
 from relcol.study._runner import versions
 
 ENGINES = ("polars", "duckdb")
@@ -121,19 +121,12 @@ def ingest_predictions(
         staging.write_side("classes", read.classes.with_columns(study=pl.lit(name)))
         if read.annotations is not None:
             staging.write_side("annotations", read.annotations.with_columns(study=pl.lit(name)))
-        staging.write_side(
-            "runs",
-            run_record(
-                run_id=staging.run_id,
-                study=name,
-                kind="predictions",
-                spec=spec,
-                spec_hash=hashlib.sha256(spec.encode()).hexdigest(),
-                versions=packages,
-                started_at=started,
-                rows=staging.rows,
-                cells=cells,
-            ),
+        staging.write_run(
+            kind="predictions",
+            spec=spec,
+            versions=packages,
+            started_at=started,
+            cells=cells,
         )
     return PredictionsResult(
         study=name,
@@ -330,19 +323,12 @@ def recalibrate(
         staging.write_side("classes", classes.with_columns(study=pl.lit(name)))
         if kept is not None:
             staging.write_side("annotations", kept.with_columns(study=pl.lit(name)))
-        staging.write_side(
-            "runs",
-            run_record(
-                run_id=staging.run_id,
-                study=name,
-                kind="recalibration",
-                spec=spec,
-                spec_hash=hashlib.sha256(spec.encode()).hexdigest(),
-                versions=packages,
-                started_at=started,
-                rows=staging.rows,
-                cells=done.rows.select([k for k in CELL if k != "study"]).unique().height,
-            ),
+        staging.write_run(
+            kind="recalibration",
+            spec=spec,
+            versions=packages,
+            started_at=started,
+            cells=done.rows.select([k for k in CELL if k != "study"]).unique().height,
         )
     return RecalibrationResult(
         study=name,

@@ -19,7 +19,6 @@ from relcol.store._warehouse import (
     Staging,
     Warehouse,
     check_name,
-    run_record,
     write_part_file,
 )
 
@@ -40,7 +39,6 @@ __all__ = [
     "connect",
     "connect_frame",
     "init_script",
-    "run_record",
     "sql_text",
     "write_part_file",
 ]

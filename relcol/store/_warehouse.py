@@ -21,6 +21,7 @@ the two renames the study is absent, never doubled).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -302,6 +303,26 @@ class Staging:
         file, schema = SIDE[view]
         _schema.conform(frame, schema).write_parquet(self.folder / file, compression="zstd")
 
+    def write_run(
+        self, *, kind: str, spec: str, versions: dict[str, str], started_at: datetime, cells: int
+    ) -> None:
+        """Write this ingest's one-row ``runs`` record: its id, the rows written so far, the
+        spec and its SHA-256, the package versions, start and finish times."""
+        record = {
+            "run_id": [self.run_id],
+            "study": [self.study],
+            "kind": [kind],
+            "spec": [spec],
+            "spec_hash": [hashlib.sha256(spec.encode()).hexdigest()],
+            "versions": [json.dumps(versions, sort_keys=True)],
+            "started_at": [started_at],
+            "finished_at": [datetime.now(UTC)],
+            "rows": [self.rows],
+            "cells": [cells],
+            "status": ["complete"],
+        }
+        self.write_side("runs", pl.DataFrame(record, schema=_schema.RUNS))
+
     def commit(self, *, replace: bool) -> None:
         target = self.warehouse.study_dir(self.study)
         source = self.base / f"study={self.study}"
@@ -330,37 +351,6 @@ def write_part_file(frame: pl.DataFrame, path: Path) -> int:
     frame = _schema.conform(frame, _schema.PREDICTIONS)
     frame.write_parquet(path, compression="zstd")
     return frame.height
-
-
-def run_record(
-    *,
-    run_id: str,
-    study: str,
-    kind: str,
-    spec: str,
-    spec_hash: str,
-    versions: dict[str, str],
-    started_at: datetime,
-    rows: int,
-    cells: int,
-) -> pl.DataFrame:
-    """The one-row ``runs`` table of an ingest."""
-    return pl.DataFrame(
-        {
-            "run_id": [run_id],
-            "study": [study],
-            "kind": [kind],
-            "spec": [spec],
-            "spec_hash": [spec_hash],
-            "versions": [json.dumps(versions, sort_keys=True)],
-            "started_at": [started_at],
-            "finished_at": [datetime.now(UTC)],
-            "rows": [rows],
-            "cells": [cells],
-            "status": ["complete"],
-        },
-        schema=_schema.RUNS,
-    )
 
 
 def _atomic_write_parquet(path: Path, frame: pl.DataFrame) -> None:

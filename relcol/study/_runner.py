@@ -31,7 +31,7 @@ from relcol.corruption import OPERATORS, TrainingStats
 from relcol.data import Dataset, load_dataset
 from relcol.errors import SpecError
 from relcol.models import ModelSpec, fit_frozen
-from relcol.store import Warehouse, run_record, write_part_file
+from relcol.store import Warehouse, write_part_file
 from relcol.study._parallel import check_backend, run_tasks
 from relcol.study._spec import CorruptionSpec, Study
 
@@ -145,19 +145,12 @@ def run_study(
                 progress(1)
         staging.write_side("classes", pl.concat(classes))
         staging.write_side("corruptions", pl.DataFrame(logs).with_columns(study=pl.lit(study.name)))
-        staging.write_side(
-            "runs",
-            run_record(
-                run_id=staging.run_id,
-                study=study.name,
-                kind="study",
-                spec=study.text,
-                spec_hash=study.spec_hash,
-                versions=packages,
-                started_at=started,
-                rows=staging.rows,
-                cells=cells,
-            ),
+        staging.write_run(
+            kind="study",
+            spec=study.text,
+            versions=packages,
+            started_at=started,
+            cells=cells,
         )
     return IngestResult(
         study=study.name,

@@ -42,7 +42,6 @@ calibrated on average and the same for every sample, so only consistency varies.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -52,7 +51,7 @@ import numpy as np
 import polars as pl
 
 from relcol.errors import ParameterError
-from relcol.store import Warehouse, check_name, run_record
+from relcol.store import Warehouse, check_name
 from relcol.study._runner import IngestResult, content_id, rng_for, versions
 
 FAMILIES = ("balanced", "uniform", "multimodal", "exponential")
@@ -268,19 +267,12 @@ def run_simulation(
                 }
             ),
         )
-        staging.write_side(
-            "runs",
-            run_record(
-                run_id=staging.run_id,
-                study=sim.name,
-                kind="simulation",
-                spec=spec,
-                spec_hash=hashlib.sha256(spec.encode()).hexdigest(),
-                versions=packages,
-                started_at=started,
-                rows=staging.rows,
-                cells=cells,
-            ),
+        staging.write_run(
+            kind="simulation",
+            spec=spec,
+            versions=packages,
+            started_at=started,
+            cells=cells,
         )
     return IngestResult(
         study=sim.name,

@@ -21,7 +21,6 @@ import numpy as np
 import polars as pl
 
 import relcol
-from relcol.store import run_record
 
 MODELS = [f"model_{i}" for i in range(10)]
 CORRUPTIONS = ["mcar", "mar", "mnar", "gaussian_noise", "label_noise"]
@@ -44,19 +43,12 @@ def make(warehouse: str, rows: int, classes: int = 10, chunk: int = 2_000_000) -
                 for m, c, d in grid[start : start + per_chunk]
             ]
             staging.write_part(pl.concat(parts))
-        staging.write_side(
-            "runs",
-            run_record(
-                run_id=staging.run_id,
-                study=name,
-                kind="synthetic",
-                spec=f"rows={rows}",
-                spec_hash="",
-                versions={},
-                started_at=started,
-                rows=staging.rows,
-                cells=cells,
-            ),
+        staging.write_run(
+            kind="synthetic",
+            spec=f"rows={rows}",
+            versions={},
+            started_at=started,
+            cells=cells,
         )
     return name
 
