@@ -61,11 +61,13 @@ import scipy.sparse as sparse
 from relcol.errors import ParameterError
 from relcol.metrics import bin_index, stream_key, uniform
 from relcol.metrics._discrimination import _cohens_d, _point_biserial
+from relcol.metrics._exact import exact_sum, exact_var
 from relcol.metrics._frames import CHUNK_ROWS, chunk_filter, chunk_spans
 from relcol.metrics._proba import _brier_terms, _nll_terms
 from relcol.metrics._random import ABSORB, MASK, MIX, SEED, TWO_32
 from relcol.metrics._scores import _nll_top_terms
 from relcol.metrics._selective import _ASYMPTOTIC, _EULER_GAMMA, _SHIFT
+from relcol.metrics._statistics import bin_sums, bin_terms
 from relcol.metrics._tables import WIDTH_METRICS, width_metrics
 from relcol.store import CELL
 
@@ -918,17 +920,10 @@ def _harmonic(n: np.ndarray) -> np.ndarray:
 
 def _seed_values(rows: pl.DataFrame, ctx: _Context) -> pl.DataFrame:
     """Per cell × seed: ``n`` and the metrics of ``SEED_METRICS`` on that seed's rows."""
-    unit = rows.with_columns(c2=pl.col("c") * pl.col("c"), cz=pl.col("c") * pl.col("z"))
     width = (
-        unit.group_by("cell", "seed", "wbin")
-        .agg(
-            n=pl.len().cast(pl.Float64),
-            sum_confidence=pl.col("c").sum(),
-            sum_correct=pl.col("z").sum(),
-            sum_confidence_sq=pl.col("c2").sum(),
-            sum_confidence_correct=pl.col("cz").sum(),
-            sum_nll_top=pl.col("nll_top").sum(),
-        )
+        rows.with_columns(**bin_terms())
+        .group_by("cell", "seed", "wbin")
+        .agg(bin_sums())
         .group_by("cell", "seed")
         .agg(width_metrics())
     )
@@ -937,15 +932,15 @@ def _seed_values(rows: pl.DataFrame, ctx: _Context) -> pl.DataFrame:
         pl.len().alias("n"),
         z.sum().alias("n1"),
         (1 - z).sum().alias("n0"),
-        (z * centred).sum().alias("s1"),
-        (z * centred * centred).sum().alias("q1"),
-        ((1 - z) * centred).sum().alias("s0"),
-        ((1 - z) * centred * centred).sum().alias("q0"),
+        exact_sum(z * centred).alias("s1"),
+        exact_sum(z * centred * centred).alias("q1"),
+        exact_sum((1 - z) * centred).alias("s0"),
+        exact_sum((1 - z) * centred * centred).alias("q0"),
     ]
     if ctx.proba:
         aggs += [
-            pl.col("brier").sum().alias("sum_brier"),
-            pl.col("nll").sum().alias("sum_nll"),
+            exact_sum(pl.col("brier")).alias("sum_brier"),
+            exact_sum(pl.col("nll")).alias("sum_nll"),
             pl.col("has_proba").sum().alias("n_proba"),
         ]
     cell_seed = rows.group_by("cell", "seed").agg(aggs).sort("cell", "seed")
@@ -1125,7 +1120,7 @@ def seed_spread(replicates: Replicates, metrics: Iterable[str] | None = None) ->
     for name in names:
         value = pl.col(name).fill_nan(None)
         aggs += [
-            value.std(ddof=1).alias(f"{name}_sd"),
+            exact_var(value, 1).sqrt().alias(f"{name}_sd"),
             value.min().alias(f"{name}_min"),
             value.max().alias(f"{name}_max"),
         ]

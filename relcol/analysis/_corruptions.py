@@ -9,6 +9,7 @@ from __future__ import annotations
 import polars as pl
 
 from relcol.analysis._frames import require_columns, sort_by_appearance
+from relcol.metrics._exact import exact_mean
 
 
 def realised_rates(corruptions: pl.DataFrame) -> pl.DataFrame:
@@ -35,7 +36,7 @@ def realised_rates(corruptions: pl.DataFrame) -> pl.DataFrame:
     rates = [c for c in ("realised_rate", "changed_share") if c in corruptions.columns]
     return sort_by_appearance(
         corruptions.group_by(*keys, "severity", maintain_order=True).agg(
-            pl.len().alias("draws"), *(pl.col(c).cast(pl.Float64).mean() for c in rates)
+            pl.len().alias("draws"), *(exact_mean(pl.col(c).cast(pl.Float64)) for c in rates)
         ),
         keys,
         "severity",

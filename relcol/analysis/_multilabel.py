@@ -23,6 +23,7 @@ import polars as pl
 
 from relcol.analysis._scores import SCORES, binary_scores
 from relcol.metrics import bin_index
+from relcol.metrics._exact import exact_mean, exact_sum
 from relcol.store import CELL, KEY
 
 MODES = ("prediction_confidence", "positive_class")
@@ -107,8 +108,8 @@ def multilabel_bins(pairs: pl.DataFrame | pl.LazyFrame, *, bins: int = 15) -> pl
         .group_by([*keys, bin_index("confidence", bins=bins)])
         .agg(
             n=pl.len().cast(pl.Int64),
-            sum_confidence=pl.col("confidence").sum(),
-            sum_outcome=pl.col("outcome").sum(),
+            sum_confidence=exact_sum(pl.col("confidence")),
+            sum_outcome=exact_sum(pl.col("outcome")),
         )
         .select(
             *keys,
@@ -147,7 +148,7 @@ def multilabel_calibration(pairs: pl.DataFrame | pl.LazyFrame, *, bins: int = 15
     )
     macro = (
         per_label.group_by([*cell, "mode", "target"])
-        .agg(pl.col("n").sum(), *[pl.col(m).mean() for m in SCORES if m != "n"])
+        .agg(pl.col("n").sum(), *[exact_mean(pl.col(m)) for m in SCORES if m != "n"])
         .with_columns(label=pl.lit(None, pl.Int32), average=pl.lit("macro"))
     )
     columns = [*CELL, "mode", "target", "average", *SCORES]

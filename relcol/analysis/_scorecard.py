@@ -31,6 +31,7 @@ import polars as pl
 
 from relcol.analysis._frames import require_columns
 from relcol.errors import ParameterError
+from relcol.metrics._exact import exact_mean, exact_sum
 
 #: Default weights of the composite score (seeds/002).
 WEIGHTS: Mapping[str, float] = {"stability": 0.4, "resilience": 0.3, "reliability": 0.3}
@@ -179,12 +180,12 @@ def corruption_error(calibration: pl.DataFrame, *, baseline: str = BASELINE) -> 
     )
     sums = both.group_by([*_MODEL, "corruption"]).agg(
         severities=pl.len().cast(pl.Int64),
-        err=pl.col("err").sum(),
-        b_err=pl.col("b_err").sum(),
+        err=exact_sum(pl.col("err")),
+        b_err=exact_sum(pl.col("b_err")),
         rel=_change("err", "err0"),
         b_rel=_change("b_err", "b_err0"),
-        ece=pl.col("ece").sum(),
-        b_ece=pl.col("b_ece").sum(),
+        ece=exact_sum(pl.col("ece")),
+        b_ece=exact_sum(pl.col("b_ece")),
         erel=_change("ece", "ece0"),
         b_erel=_change("b_ece", "b_ece0"),
     )
@@ -274,10 +275,10 @@ def scorecard(
     stable = stability(predictions, noise=noise, severity=stability_at).select(*_MODEL, "stability")
     ce = corruption_error(calibration, baseline=baseline)
     mean_ce = ce.group_by(_MODEL).agg(
-        mean_ce=pl.col("ce").mean(),
-        mean_relative_ce=pl.col("relative_ce").mean(),
-        mean_cce=pl.col("cce").mean(),
-        mean_relative_cce=pl.col("relative_cce").mean(),
+        mean_ce=exact_mean(pl.col("ce")),
+        mean_relative_ce=exact_mean(pl.col("relative_ce")),
+        mean_cce=exact_mean(pl.col("cce")),
+        mean_relative_cce=exact_mean(pl.col("relative_cce")),
     )
     join = {"on": list(_MODEL), "how": "left", "nulls_equal": True}
     out = (
@@ -330,7 +331,7 @@ def _with_label(calibration: pl.DataFrame) -> pl.DataFrame:
 def _change(value: str, clean: str) -> pl.Expr:
     """Σ_d (value − clean value); null without a clean cell (or with a null value)."""
     change = pl.col(value) - pl.col(clean)
-    return pl.when(change.is_not_null().all()).then(change.sum())
+    return pl.when(change.is_not_null().all()).then(exact_sum(change))
 
 
 def _ratio(numerator: str, denominator: str, *, positive: bool) -> pl.Expr:

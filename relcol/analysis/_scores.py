@@ -14,6 +14,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from relcol.metrics import bin_index
+from relcol.metrics._exact import exact_sum
 
 #: The columns ``binary_scores`` adds after the group keys, in order.
 SCORES = (
@@ -73,20 +74,20 @@ def binary_scores(
         .group_by([*keys, bin_index(confidence, bins=bins)])
         .agg(
             n=pl.len().cast(pl.Int64),
-            sum_c=c.sum(),
-            sum_o=o.sum(),
-            sum_se=((c - o) * (c - o)).sum(),
-            sum_ll=(-(o * clipped.log() + (1 - o) * (1 - clipped).log())).sum(),
+            sum_c=exact_sum(c),
+            sum_o=exact_sum(o),
+            sum_se=exact_sum((c - o) * (c - o)),
+            sum_ll=exact_sum(-(o * clipped.log() + (1 - o) * (1 - clipped).log())),
         )
         .group_by(keys)
         .agg(
             n=n.sum(),
-            accuracy=sum_o.sum() / n.sum(),
-            mean_confidence=sum_c.sum() / n.sum(),
-            ece=(sum_o - sum_c).abs().sum() / n.sum(),
+            accuracy=exact_sum(sum_o) / n.sum(),
+            mean_confidence=exact_sum(sum_c) / n.sum(),
+            ece=exact_sum((sum_o - sum_c).abs()) / n.sum(),
             mce=((sum_o - sum_c).abs() / n).max(),
-            brier_top=pl.col("sum_se").sum() / n.sum(),
-            nll_top=pl.col("sum_ll").sum() / n.sum(),
+            brier_top=exact_sum(pl.col("sum_se")) / n.sum(),
+            nll_top=exact_sum(pl.col("sum_ll")) / n.sum(),
         )
         .with_columns(gap=pl.col("mean_confidence") - pl.col("accuracy"))
         .with_columns(abs_gap=pl.col("gap").abs())

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import polars as pl
 
 from relcol.metrics._bins import ORDER, _bin_index
+from relcol.metrics._exact import exact_sum
 from relcol.metrics._params import check_bins
 from relcol.metrics._runs import run_totals
 
@@ -245,12 +246,12 @@ def count_from_bins(n: str = "n") -> pl.Expr:
 
 def accuracy_from_bins(n: str = "n", sum_correct: str = "sum_correct") -> pl.Expr:
     """``accuracy`` from per-bin sums: Σₘ Σz / Σₘ nₘ."""
-    return (pl.col(sum_correct).sum() / pl.col(n).sum()).alias("accuracy")
+    return (exact_sum(pl.col(sum_correct)) / pl.col(n).sum()).alias("accuracy")
 
 
 def mean_confidence_from_bins(n: str = "n", sum_confidence: str = "sum_confidence") -> pl.Expr:
     """``mean_confidence`` from per-bin sums: Σₘ Σc / Σₘ nₘ."""
-    return (pl.col(sum_confidence).sum() / pl.col(n).sum()).alias("mean_confidence")
+    return (exact_sum(pl.col(sum_confidence)) / pl.col(n).sum()).alias("mean_confidence")
 
 
 def gap_from_bins(
@@ -279,7 +280,7 @@ def ece_from_bins(
     The sums are column names or expressions (a simulated Σz, an error sum Σz − Σc with
     Σc = 0): the one ECE formula of the fast path."""
     bin_error = (_col(sum_correct) - _col(sum_confidence)).abs()
-    return (bin_error.sum() / pl.col(n).sum()).alias("ece")
+    return (exact_sum(bin_error) / pl.col(n).sum()).alias("ece")
 
 
 def _col(name: str | pl.Expr) -> pl.Expr:
@@ -299,7 +300,7 @@ def rmsce_from_bins(
 ) -> pl.Expr:
     """``rmsce`` from per-bin sums: √(Σₘ (Σz − Σc)²/nₘ / Σₘ nₘ)."""
     bin_error = pl.col(sum_correct) - pl.col(sum_confidence)
-    return ((bin_error * bin_error / pl.col(n)).sum() / pl.col(n).sum()).sqrt().alias("rmsce")
+    return (exact_sum(bin_error * bin_error / pl.col(n)) / pl.col(n).sum()).sqrt().alias("rmsce")
 
 
 def ece_debiased_from_bins(
@@ -311,4 +312,4 @@ def ece_debiased_from_bins(
     accuracy = pl.col(sum_correct) / size
     term = gap * gap - accuracy * (1 - accuracy) / (size - 1)
     weighted = pl.when(size >= 2).then(size * term).otherwise(0.0)
-    return (weighted.sum() / size.sum()).clip(lower_bound=0.0).sqrt().alias("ece_debiased")
+    return (exact_sum(weighted) / size.sum()).clip(lower_bound=0.0).sqrt().alias("ece_debiased")

@@ -65,6 +65,7 @@ from collections.abc import Callable, Iterable, Sequence
 import polars as pl
 
 from relcol.errors import ParameterError
+from relcol.metrics._exact import exact_mean, exact_sum
 from relcol.metrics._params import check_columns, check_keys
 from relcol.store import CELL
 
@@ -205,7 +206,7 @@ def distinct_classes_from_counts(distinct_classes: str = "distinct_classes") -> 
 
 def prediction_entropy_from_counts(prediction_entropy: str = "prediction_entropy") -> pl.Expr:
     """``prediction_entropy``: mean normalised entropy of a sample's predicted classes."""
-    return pl.col(prediction_entropy).mean().alias("prediction_entropy")
+    return exact_mean(pl.col(prediction_entropy)).alias("prediction_entropy")
 
 
 def ec_g_from_counts(wrong: str = "wrong", replicates: str = "replicates") -> pl.Expr:
@@ -449,15 +450,15 @@ def _samples(plan: _Plan) -> pl.LazyFrame:
             y_clean=pl.col("y_clean").first(),
             replicates=tau.max(),
             strata=pl.len().cast(pl.Int64),
-            accuracy=(1 - k / tau).mean(),
+            accuracy=exact_mean(1 - k / tau),
             consistently_correct=(k == 0).mean(),
             always_wrong=(k == tau).mean(),
             flipping=((k > 0) & (k < tau)).mean(),
             distinct_classes=pl.col("distinct_classes").cast(pl.Float64).mean(),
-            prediction_entropy=pl.col("prediction_entropy").mean(),
-            ec_g=(_choose2(k) / pairs).mean(),
-            ec_acc=((_choose2(k) + _choose2(tau - k)) / pairs).mean(),
-            pa=(pl.col("agreeing_pairs") / pairs).mean(),
+            prediction_entropy=exact_mean(pl.col("prediction_entropy")),
+            ec_g=exact_mean(_choose2(k) / pairs),
+            ec_acc=exact_mean((_choose2(k) + _choose2(tau - k)) / pairs),
+            pa=exact_mean(pl.col("agreeing_pairs") / pairs),
         )
         .select(*keys, *SAMPLE_COLUMNS)
         .sort([*keys, "axis", "sample_id"], nulls_last=True)
@@ -565,7 +566,10 @@ def _consistency(plan: _Plan) -> pl.LazyFrame:
     per_stratum_pairs = (
         plan.pairs()
         .group_by("_g")
-        .agg(pl.col("ec_l", "ec_corr", "pa_kappa", "pa_v", "kappa_error").mean())
+        .agg(
+            exact_mean(pl.col(name))
+            for name in ("ec_l", "ec_corr", "pa_kappa", "pa_v", "kappa_error")
+        )
     )
     means = [c for c in CONSISTENCY_COLUMNS[5:] if c != "churn"]
     return (
@@ -577,7 +581,7 @@ def _consistency(plan: _Plan) -> pl.LazyFrame:
             pl.len().cast(pl.Int64).alias("strata"),
             _choose2(pl.col("tau")).sum().cast(pl.Int64).alias("pairs"),
             pl.col("n").max(),
-            *[pl.col(c).mean() for c in means],
+            *[exact_mean(pl.col(c)) for c in means],
         )
         .with_columns(churn=1 - pl.col("pa"))
         .select(*keys, *CONSISTENCY_COLUMNS)
@@ -795,7 +799,7 @@ class _Plan:
                 wrong=pl.col("wrong").sum(),
                 distinct_classes=pl.len().cast(pl.Int64),
                 agreeing_pairs=pl.col("pairs").sum(),
-                entropy=pl.col("entropy").sum(),
+                entropy=exact_sum(pl.col("entropy")),
                 predicted=pl.col("y_pred").min(),
                 tau=tau.first(),
                 classes=pl.col("classes").first(),
@@ -885,7 +889,7 @@ class _Plan:
                 both_wrong=pl.col("both").sum(),
                 agree=pl.col("n").filter(pl.col("a") == pl.col("b")).sum(),
                 n=pl.col("n").sum(),
-                chi=(pl.col("n").cast(pl.Float64) ** 2 / (pl.col("m_a") * pl.col("m_b"))).sum(),
+                chi=exact_sum(pl.col("n").cast(pl.Float64) ** 2 / (pl.col("m_a") * pl.col("m_b"))),
             )
         )
         stats = (

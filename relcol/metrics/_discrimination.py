@@ -30,6 +30,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from relcol.metrics._exact import exact_mean, exact_sum, exact_var
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._levels import SCORES, levels, scored_cells, scored_columns
 from relcol.metrics._params import check_choice, check_columns, check_keys
@@ -161,8 +162,8 @@ def cohens_d(confidence: str = "confidence", correct: str = "correct") -> pl.Exp
     """
     c, right = _c(confidence), _z(correct) > 0
     return _cohens_d(
-        c.filter(right).mean(),
-        c.filter(~right).mean(),
+        exact_mean(c.filter(right)),
+        exact_mean(c.filter(~right)),
         _variance(c.filter(right), 1),
         _variance(c.filter(~right), 1),
         right.sum(),
@@ -183,8 +184,8 @@ def point_biserial(confidence: str = "confidence", correct: str = "correct") -> 
     """
     c, right = _c(confidence), _z(correct) > 0
     return _point_biserial(
-        c.filter(right).mean(),
-        c.filter(~right).mean(),
+        exact_mean(c.filter(right)),
+        exact_mean(c.filter(~right)),
         _variance(c, 0),
         right.sum(),
         (~right).sum(),
@@ -193,7 +194,7 @@ def point_biserial(confidence: str = "confidence", correct: str = "correct") -> 
 
 def _variance(values: pl.Expr, ddof: int) -> pl.Expr:
     """The variance, exactly 0 when every value is equal (both engines, any algorithm)."""
-    return pl.when(values.max() == values.min()).then(0.0).otherwise(values.var(ddof=ddof))
+    return pl.when(values.max() == values.min()).then(0.0).otherwise(exact_var(values, ddof))
 
 
 def _cohens_d(mean1, mean0, var1, var0, n1, n0) -> pl.Expr:
@@ -292,7 +293,10 @@ def discrimination_cells(rows: pl.LazyFrame, level: pl.LazyFrame, score: str) ->
         terms.group_by(CELL_ID)
         .agg(
             pl.col("n_cell", "n_correct_cell").first(),
-            pl.col("rank_sum", "precision_sum", "error_precision_sum").sum(),
+            *(
+                exact_sum(pl.col(name))
+                for name in ("rank_sum", "precision_sum", "error_precision_sum")
+            ),
             pl.col("false_positives").min(),
         )
         .select(
@@ -324,7 +328,7 @@ def _moments(rows: pl.LazyFrame) -> pl.LazyFrame:
     scored = rows.drop_nulls("c")
     summary = [
         pl.len().alias("count"),
-        c.mean().alias("mean"),
+        exact_mean(c).alias("mean"),
         _variance(c, 1).alias("var"),
     ]
     by_outcome = scored.group_by(CELL_ID, "z").agg(summary)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import polars as pl
 
 from relcol.metrics._calibration import ece_from_bins
+from relcol.metrics._exact import exact_mean
 from relcol.metrics._frames import CELL_ID
 from relcol.metrics._random import STREAMS, normal, uniform
 
@@ -96,7 +97,7 @@ def null_cells(draws: pl.LazyFrame, observed: pl.LazyFrame) -> pl.LazyFrame:
         draws.join(observed.select(CELL_ID, observed_ece="ece"), on=CELL_ID)
         .group_by(CELL_ID)
         .agg(
-            ece_null=ece.mean(),
+            ece_null=exact_mean(ece),
             ece_pvalue=(ece >= pl.col("observed_ece") - TIE).cast(pl.Float64).mean(),
             observed_ece=pl.col("observed_ece").first(),
         )

@@ -25,6 +25,7 @@ import polars as pl
 
 from relcol.metrics._bins import _bin_index, _bin_index_of_float32
 from relcol.metrics._calibration import ece_from_bins
+from relcol.metrics._exact import exact_mean, exact_sum
 from relcol.metrics._frames import CELL_ID
 from relcol.metrics._params import check_bins
 from relcol.metrics._runs import run_ends, run_totals
@@ -109,7 +110,7 @@ def brier(proba: str = "proba", y_true: str = "y_true") -> pl.Expr:
     >>> rows.select(brier()).item()  # (.0625 + .0625 + .25 + .25) / 2
     0.3125
     """
-    return _unless_missing(_brier_terms(proba, y_true).mean(), proba).alias("brier")
+    return _unless_missing(exact_mean(_brier_terms(proba, y_true)), proba).alias("brier")
 
 
 def nll(proba: str = "proba", y_true: str = "y_true") -> pl.Expr:
@@ -125,7 +126,7 @@ def nll(proba: str = "proba", y_true: str = "y_true") -> pl.Expr:
     >>> round(rows.select(nll()).item(), 6)  # (log 2 − log 1e−15) / 2
     17.615962
     """
-    return _unless_missing(_nll_terms(proba, y_true).mean(), proba).alias("nll")
+    return _unless_missing(exact_mean(_nll_terms(proba, y_true)), proba).alias("nll")
 
 
 def _true_probability(proba: str, y_true: str) -> pl.Expr:
@@ -188,7 +189,7 @@ def class_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
         .select(CELL_ID, "k", bin_, error=(pl.col("y") == pl.col("k")).cast(pl.Float64) - p)
     )
     return entries.group_by(CELL_ID, "k", "bin").agg(
-        n=pl.len().cast(pl.Int64), sum_error=pl.col("error").sum()
+        n=pl.len().cast(pl.Int64), sum_error=exact_sum(pl.col("error"))
     )
 
 
@@ -198,11 +199,17 @@ def class_cells(rows: pl.LazyFrame, stats: pl.LazyFrame) -> pl.LazyFrame:
     per_class = stats.group_by(CELL_ID, "k").agg(
         ece_from_bins(sum_confidence=pl.lit(0.0), sum_correct="sum_error")
     )
-    classwise = per_class.group_by(CELL_ID).agg(classwise_ece=pl.col("ece").mean())
+    classwise = per_class.group_by(CELL_ID).agg(classwise_ece=exact_mean(pl.col("ece")))
     with_vector = pl.col("p").list.len() > 0
-    scores = rows.group_by(CELL_ID).agg(
-        n_proba=with_vector.sum().cast(pl.Int64),
-        sum_brier=_brier_terms("p", "y").filter(with_vector).sum(),
-        sum_nll=_nll_terms("p", "y").filter(with_vector).sum(),
+    terms = rows.select(
+        CELL_ID,
+        with_vector=with_vector,
+        brier=pl.when(with_vector).then(_brier_terms("p", "y")),
+        nll=pl.when(with_vector).then(_nll_terms("p", "y")),
+    )
+    scores = terms.group_by(CELL_ID).agg(
+        n_proba=pl.col("with_vector").sum().cast(pl.Int64),
+        sum_brier=exact_sum(pl.col("brier")),
+        sum_nll=exact_sum(pl.col("nll")),
     )
     return scores.join(classwise, on=CELL_ID, how="left")

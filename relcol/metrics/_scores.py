@@ -24,6 +24,7 @@ from __future__ import annotations
 import polars as pl
 
 from relcol.metrics._bins import _bin_index
+from relcol.metrics._exact import exact_sum
 from relcol.metrics._params import check_bins
 
 #: nll_top clips c to [EPS, 1 − EPS] (METRICS.md §3); nll clips p to EPS.
@@ -128,30 +129,30 @@ def brier_top_from_bins() -> pl.Expr:
     total = (
         pl.col("sum_confidence_sq") - 2 * pl.col("sum_confidence_correct") + pl.col("sum_correct")
     )
-    return (total.sum() / pl.col("n").sum()).alias("brier_top")
+    return (exact_sum(total) / pl.col("n").sum()).alias("brier_top")
 
 
 def nll_top_from_bins() -> pl.Expr:
     """``nll_top`` from per-bin sums of the per-row log loss."""
-    return (pl.col("sum_nll_top").sum() / pl.col("n").sum()).alias("nll_top")
+    return (exact_sum(pl.col("sum_nll_top")) / pl.col("n").sum()).alias("nll_top")
 
 
 def brier_reliability_from_bins() -> pl.Expr:
     """``brier_reliability`` from per-bin sums: Σₘ (Σz − Σc)²/nₘ / n."""
     gap = pl.col("sum_correct") - pl.col("sum_confidence")
-    return ((gap * gap / pl.col("n")).sum() / pl.col("n").sum()).alias("brier_reliability")
+    return (exact_sum(gap * gap / pl.col("n")) / pl.col("n").sum()).alias("brier_reliability")
 
 
 def brier_resolution_from_bins() -> pl.Expr:
     """``brier_resolution`` from per-bin sums: Σₘ nₘ (Σz/nₘ − ā)² / n."""
     n = pl.col("n")
-    spread = pl.col("sum_correct") / n - pl.col("sum_correct").sum() / n.sum()
-    return ((n * spread * spread).sum() / n.sum()).alias("brier_resolution")
+    spread = pl.col("sum_correct") / n - exact_sum(pl.col("sum_correct")) / n.sum()
+    return (exact_sum(n * spread * spread) / n.sum()).alias("brier_resolution")
 
 
 def brier_uncertainty_from_bins() -> pl.Expr:
     """``brier_uncertainty`` from per-bin sums: ā(1 − ā), ā = Σz / n."""
-    accuracy = pl.col("sum_correct").sum() / pl.col("n").sum()
+    accuracy = exact_sum(pl.col("sum_correct")) / pl.col("n").sum()
     return (accuracy * (1 - accuracy)).alias("brier_uncertainty")
 
 
@@ -160,4 +161,4 @@ def brier_within_from_bins() -> pl.Expr:
     n, s, z = pl.col("n"), pl.col("sum_confidence"), pl.col("sum_correct")
     variance = pl.col("sum_confidence_sq") - s * s / n
     covariance = pl.col("sum_confidence_correct") - s * z / n
-    return ((variance - 2 * covariance).sum() / n.sum()).alias("brier_within")
+    return (exact_sum(variance - 2 * covariance) / n.sum()).alias("brier_within")

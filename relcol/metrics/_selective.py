@@ -30,6 +30,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from relcol.metrics._exact import exact_sum
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._levels import SCORES, levels, scored_cells, scored_columns
 from relcol.metrics._params import check_choice, check_columns, check_keys, check_share
@@ -108,7 +109,7 @@ def aurc(confidence: str = "confidence", correct: str = "correct") -> pl.Expr:
     0.291666666667
     """
     size, accepted, errors = _curve(confidence, correct)
-    return ((size * (errors / accepted)).sum() / pl.len()).alias("aurc")
+    return (exact_sum(size * (errors / accepted)) / pl.len()).alias("aurc")
 
 
 def aurc_optimal(correct: str = "correct") -> pl.Expr:
@@ -316,7 +317,7 @@ def selective_cells(
         terms.group_by(CELL_ID)
         .agg(
             pl.col("n_cell", "n_correct_cell").first(),
-            pl.col("risk_sum").sum(),
+            exact_sum(pl.col("risk_sum")),
             pl.col("risk_at_coverage").first(ignore_nulls=True),
             pl.col("coverage_at_risk").max(),
         )

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from relcol.metrics._bins import ORDER, _bin_index, _per_bins
+from relcol.metrics._exact import exact_sum
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._params import check_bins, check_choice, check_columns, check_keys
 from relcol.metrics._scores import _nll_top_terms
@@ -119,23 +120,32 @@ def order_columns(order: Sequence[str]) -> dict[str, pl.Expr]:
     return {f"o{i}": pl.col(name) for i, name in enumerate(order)}
 
 
-def _sums() -> list[pl.Expr]:
+def bin_terms() -> dict[str, pl.Expr]:
+    """The per-row terms ``bin_sums`` adds up (``c2`` = c², ``cz`` = c·z and ``nll_top``), from
+    the internal ``c`` and ``z`` columns: computed once per row, before the aggregation."""
     c, z = pl.col("c"), pl.col("z")
+    return {"c2": c * c, "cz": c * z, "nll_top": _nll_top_terms(c, z)}
+
+
+def bin_sums() -> list[pl.Expr]:
+    """A bin's ``n`` and its order-free sums Σc, Σz, Σc², Σcz and Σ of the top-label log loss,
+    over rows with ``c``, ``z`` and the ``bin_terms`` columns."""
     return [
         pl.len().cast(pl.Int64).alias("n"),
-        c.sum().alias("sum_confidence"),
-        z.sum().alias("sum_correct"),
-        (c * c).sum().alias("sum_confidence_sq"),
-        (c * z).sum().alias("sum_confidence_correct"),
-        _nll_top_terms(c, z).sum().alias("sum_nll_top"),
+        exact_sum(pl.col("c")).alias("sum_confidence"),
+        pl.col("z").sum().alias("sum_correct"),  # integer-valued: exact in any order
+        exact_sum(pl.col("c2")).alias("sum_confidence_sq"),
+        exact_sum(pl.col("cz")).alias("sum_confidence_correct"),
+        exact_sum(pl.col("nll_top")).alias("sum_nll_top"),
     ]
 
 
 def width_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
     """Per cell × non-empty equal-width bin: ``bin``, the bin's edges, ``n`` and the sums."""
     return (
-        rows.group_by(CELL_ID, _bin_index("c", bins))
-        .agg(_sums())
+        rows.with_columns(**bin_terms())
+        .group_by(CELL_ID, _bin_index("c", bins))
+        .agg(bin_sums())
         .with_columns(
             bin_lower=_per_bins(pl.col("bin"), bins), bin_upper=_per_bins(pl.col("bin") + 1, bins)
         )
@@ -163,8 +173,10 @@ def sorted_rows(rows: pl.LazyFrame, n_order: int) -> pl.LazyFrame:
 def mass_statistics(ordered: pl.LazyFrame, bins: int) -> pl.LazyFrame:
     """Per cell × non-empty equal-mass bin: ``bin`` = ⌊r·M/n⌋, its confidence range and sums."""
     c = pl.col("c")
-    return ordered.group_by(CELL_ID, (pl.col("r") * bins // pl.col("n_cell")).alias("bin")).agg(
-        *_sums(), bin_lower=c.min(), bin_upper=c.max()
+    return (
+        ordered.with_columns(**bin_terms())
+        .group_by(CELL_ID, (pl.col("r") * bins // pl.col("n_cell")).alias("bin"))
+        .agg(*bin_sums(), bin_lower=c.min(), bin_upper=c.max())
     )
 
 
