@@ -1,10 +1,22 @@
 """Byte-identical metric tables (issue 8): the same rows give the same bits in any row order,
 on any run and any thread count, because every aggregation over a cell's rows sums in exact
-fixed point (``relcol.metrics._exact``) instead of Polars' order-dependent float sums."""
+fixed point (``relcol.metrics._exact``) instead of Polars' order-dependent float sums, and
+the bootstrap's matrix product is exact in every addition, so any BLAS kernel gives the same
+bits. "Another machine" is emulated on this one: the generic OpenBLAS kernel instead of the
+CPU's own, one thread instead of several, glibc's libm without its FMA/AVX2 code paths and
+numpy without its AVX-512 loops."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -14,7 +26,7 @@ from hypothesis import strategies as st
 
 import relcol
 from relcol import metrics
-from relcol.metrics._exact import exact_mean, exact_sum, exact_var
+from relcol.metrics._exact import exact_mean, exact_product, exact_sum, exact_var
 from relcol.store import CELL
 from tests.conftest import TINY
 from tests.test_bootstrap import frame_of
@@ -86,3 +98,158 @@ def test_two_reports_of_one_warehouse_write_the_same_metric_parquet_bytes(tmp_pa
         )
     assert len(written[0]) == 4  # calibration, differences, trends, thresholds
     assert written[0] == written[1]
+
+
+def test_exact_product_is_order_free_and_within_an_ulp_of_the_exact_product():
+    rng = np.random.default_rng(5)
+    n = 3000
+    d = rng.random((40, n)) * rng.choice([1.0, 1e-9, 35.0], size=(40, 1))
+    d[:10] = np.round(d[:10] * 7)  # integer-valued rows: counts, Σz
+    d[10:20] -= d[10:20].mean(axis=1, keepdims=True)  # signed rows: centred confidences
+    d[20, ::2] = 0.0
+    w = rng.poisson(1.0, (n, 9)).astype(np.float64)
+    w[:, 0] = 1.0
+    got = exact_product(d, w)
+    for order in (rng.permutation(n), np.arange(n)[::-1]):
+        assert np.array_equal(exact_product(d[:, order], w[order]), got)
+    assert np.array_equal(exact_product(np.asfortranarray(d), np.ascontiguousarray(w)), got)
+    assert np.array_equal(got[:10], d[:10] @ w)  # integer sums are exact either way
+    for i in (0, 12, 20, 25, 39):
+        for j in (0, 4):
+            terms = [Fraction(float(x)) * int(v) for x, v in zip(d[i], w[:, j], strict=True)]
+            exact = sum(terms)
+            scale = float(sum(abs(t) for t in terms))
+            assert abs(Fraction(float(got[i, j])) - exact) <= Fraction(2.0**-52) * scale
+
+
+def test_exact_product_of_an_empty_or_zero_matrix():
+    w = np.ones((3, 2))
+    assert exact_product(np.zeros((0, 3)), w).shape == (0, 2)
+    assert np.array_equal(exact_product(np.zeros((2, 3)), w), np.zeros((2, 2)))
+    tiny = np.full((1, 3), 5e-324)  # the smallest subnormal: steps cannot go below it
+    assert exact_product(tiny, w)[0, 0] == 3 * 5e-324
+
+
+def _other_machine() -> dict[str, str]:
+    """Environment variables that make this process compute like a plainer machine."""
+    from numpy._core._multiarray_umath import __cpu_features__
+
+    wide = [name for name, on in __cpu_features__.items() if on and name.startswith("AVX512")]
+    env = {
+        "OPENBLAS_CORETYPE": "Prescott",  # the generic x86-64 kernel
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "POLARS_MAX_THREADS": "1",
+        "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX512VL,-AVX512DQ",
+    }
+    if wide:
+        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(wide)
+    return env
+
+
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> str:
+    done = subprocess.run(
+        [sys.executable, *args], cwd=cwd, env={**os.environ, **env}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _blas_kernels(env: dict[str, str], cwd: Path) -> list[str]:
+    code = (
+        "import numpy, scipy.linalg; from threadpoolctl import threadpool_info; "
+        "print(*sorted(str(i.get('architecture')) for i in threadpool_info() "
+        "if i['internal_api'] == 'openblas'))"
+    )
+    return _run(["-c", code], cwd, env).split()
+
+
+def _parquet_bytes(root: Path) -> dict[str, bytes]:
+    """Every Parquet file under ``root``, by path, run ids left out (they name the folder)."""
+    out = {}
+    for path in sorted(root.rglob("*.parquet")):
+        parts = [p for p in path.relative_to(root).parts if not p.startswith("run_id=")]
+        if parts[0] != "_schema" and parts[-1] != "_run.parquet":  # runs record: timestamps
+            out["/".join(parts)] = path.read_bytes()
+    return out
+
+
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or not sys.platform.startswith("linux"),
+    reason="emulates another x86-64 Linux machine (OpenBLAS kernels, glibc code paths)",
+)
+def test_the_same_predictions_give_the_same_metric_bytes_on_an_emulated_other_machine(tmp_path):
+    plain = _other_machine()
+    if _blas_kernels({}, tmp_path) == _blas_kernels(plain, tmp_path):
+        pytest.skip("this machine already runs the generic OpenBLAS kernel")
+    wh = relcol.open_warehouse(tmp_path / "warehouse")
+    relcol.ingest(TINY, wh)
+    written = []
+    for name, env in (("native", {}), ("plain", plain)):
+        shutil.copytree(wh.root, tmp_path / name)
+        _run(
+            ["-m", "relcol.cli", "report", "--warehouse", name, "--bootstrap", "100", "-q"],
+            tmp_path,
+            env,
+        )
+        written.append(_parquet_bytes(tmp_path / name / "metrics"))
+    assert sorted(written[0]) == [
+        "calibration/study=tiny.parquet",
+        "differences/study=tiny.parquet",
+        "thresholds/study=tiny.parquet",
+        "trends/study=tiny.parquet",
+    ]
+    assert written[0] == written[1]
+
+
+NO_BLAS_NOR_LIBM = """
+name = "portable"
+seeds = [0, 1]
+repeats = 2
+severities = [0.0, 0.5]
+
+[[datasets]]
+name = "synthetic"
+n_samples = 300
+n_features = 6
+n_classes = 3
+
+[[models]]
+name = "random_forest"
+n_estimators = 20
+
+[[corruptions]]
+name = "mar"
+
+[[corruptions]]
+name = "gaussian_noise"
+
+[[corruptions]]
+name = "label_noise"
+"""
+
+
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or not sys.platform.startswith("linux"),
+    reason="emulates another x86-64 Linux machine (OpenBLAS kernels, glibc code paths)",
+)
+def test_relcols_own_steps_give_the_same_prediction_bytes_on_an_emulated_other_machine(tmp_path):
+    # The split, the corruption draws and the table writing are relcol's; a random forest's
+    # probabilities are averages of leaf frequencies (no BLAS, no exp). Models whose outputs
+    # go through BLAS or libm's exp (logistic regression, naive Bayes, LightGBM's softmax)
+    # differ in their last bits between such machines: see the README's Determinism section.
+    (tmp_path / "portable.toml").write_text(NO_BLAS_NOR_LIBM)
+    written, numerics = [], []
+    for name, env in (("native", {}), ("plain", _other_machine())):
+        args = ["ingest", "--study", "portable.toml", "--warehouse", name, "-q"]
+        _run(["-m", "relcol.cli", *args], tmp_path, env)
+        written.append(_parquet_bytes(tmp_path / name / "predictions"))
+        runs = relcol.open_warehouse(tmp_path / name).sql("SELECT versions FROM runs")
+        numerics.append(json.loads(runs.item()))
+    assert len([p for p in written[0] if "part-" in p]) == 2  # one per seed
+    assert written[0] == written[1]
+    # the runs record says which BLAS kernel and C library were behind the models' outputs
+    assert numerics[0]["machine"] == numerics[1]["machine"] == "x86_64"
+    assert numerics[0]["libc"].startswith("glibc ")
+    if _blas_kernels({}, tmp_path) != _blas_kernels(_other_machine(), tmp_path):
+        assert numerics[0]["blas"] != numerics[1]["blas"]

@@ -61,7 +61,7 @@ import scipy.sparse as sparse
 from relcol.errors import ParameterError
 from relcol.metrics import bin_index, stream_key, uniform
 from relcol.metrics._discrimination import _cohens_d, _point_biserial
-from relcol.metrics._exact import exact_sum, exact_var
+from relcol.metrics._exact import exact_product, exact_sum, exact_var
 from relcol.metrics._frames import CHUNK_ROWS, chunk_filter, chunk_spans
 from relcol.metrics._proba import _brier_terms, _nll_terms
 from relcol.metrics._random import ABSORB, MASK, MIX, SEED, TWO_32
@@ -561,7 +561,9 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
     if ctx.proba:
         cell_values += [part["brier"], part["nll"], part["has_proba"]]
     blocks += [_dense(sid, cell, value, (n_samples, n_cells)) for value in cell_values]
-    sums = np.hstack(blocks).T @ wt  # (statistics × (1 + B)): the one matrix product
+    # (statistics × (1 + B)): the one matrix product, exact in every addition so that any
+    # BLAS kernel or thread count gives the same bits
+    sums = exact_product(np.hstack(blocks).T, wt)
     columns = np.cumsum([0] + [b.shape[1] for b in blocks])
     stat = [sums[columns[i] : columns[i + 1]] for i in range(len(blocks))]
     width = [_per_bin(pairs, array, n_cells, m) for array in stat[:6]]

@@ -16,10 +16,16 @@ counts) need none of this: below 2⁵³ they are exact in any order.
 aggregation: give a column (terms computed in a ``with_columns`` before the ``group_by``), not
 an expensive expression. Cost: about 0.12 s against 0.05 s for a float sum of 10⁷ terms in
 7500 groups; the whole metric suite on 10⁷ rows 5.7 s against 4.9 s with float sums.
+
+The bootstrap's matrix product W·D has the same problem one level down: a BLAS kernel adds
+in an order that depends on the CPU (SSE, AVX2, AVX-512 kernels), the BLAS build and its
+thread count. ``exact_product`` makes every addition of the product exact instead, so any
+kernel gives the same bits.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 #: Fixed-point scale of each of a term's two integer parts.
@@ -50,3 +56,64 @@ def exact_var(x: pl.Expr, ddof: int = 1) -> pl.Expr:
     total = exact_sum(x)
     spread = exact_sum(x * x) - total * total / count
     return spread.clip(lower_bound=0.0) / pl.when(count > ddof).then(count - ddof)
+
+
+#: Parts a row of D is split into: enough for every bit of a Float64 term in practice.
+PRODUCT_PARTS = 3
+
+
+def exact_product(d: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """d·w for weights w that are non-negative integers (Float64), with the same bits on any
+    BLAS kernel, thread count or summation order.
+
+    Each row of d is split into parts on a power-of-two grid per row and part, coarse enough
+    that w_max·Σ|row| < 2⁵² grid steps; rounded to the grid, every product of a part with a
+    weight and every partial sum of any subset of them is a multiple of the step below 2⁵³
+    steps, exactly representable, so the product of each part is exact whatever the order. The first part
+    holds a term to about 2⁻⁵²·w_max·Σ|row|, the second what is left of it to 2⁻⁵² of that,
+    and so on; a row stops when nothing is left (integer-valued rows after the first part).
+    The parts' products are added in one fixed order, so the result is a deterministic
+    function of d and w, within a few ulps of the exact product.
+
+    Parameters
+    ----------
+    d
+        (statistics × samples) Float64, finite.
+    w
+        (samples × replicates) Float64 holding non-negative integers.
+
+    Returns
+    -------
+    numpy.ndarray
+        (statistics × replicates) Float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> d = np.array([[0.1, 0.2, 0.3], [1.0, 0.0, 2.0]])
+    >>> w = np.array([[1.0, 0.0], [2.0, 1.0], [1.0, 3.0]])
+    >>> exact_product(d, w)
+    array([[0.8, 1.1],
+           [3. , 6. ]])
+    """
+    d = np.asarray(d, dtype=np.float64)
+    w_max = max(float(np.max(w, initial=0.0)), 1.0)
+    rows, parts, rest = np.arange(len(d)), [], d  # parts: (rows of d, their part)
+    for _ in range(PRODUCT_PARTS):
+        # 2^e > w_max·Σ|rest| (frexp: m·2^e with ½ ≤ m < 1); steps of 2^(e − 52)
+        _, e = np.frexp(w_max * np.abs(rest).sum(axis=1))
+        step = np.ldexp(1.0, np.maximum(e - 52, -1074))[:, None]
+        part = np.round(rest / step) * step
+        parts.append((rows, part))
+        rest = rest - part
+        left = rest.any(axis=1)
+        if not left.any():
+            break
+        rows, rest = rows[left], rest[left]
+    products = np.vstack([part for _, part in parts]) @ w
+    out = np.zeros((len(d), w.shape[1]))
+    start = 0
+    for index, _ in parts:  # in order: the first parts, then what is left of them …
+        out[index] += products[start : start + len(index)]
+        start += len(index)
+    return out

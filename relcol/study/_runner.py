@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from threadpoolctl import threadpool_limits
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from relcol.corruption import OPERATORS, TrainingStats
 from relcol.data import Dataset, load_dataset
@@ -76,6 +77,22 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
+
+
+def numerics() -> dict[str, str]:
+    """What else decides a model's last bits on a machine with the same package versions: the
+    BLAS kernels loaded (OpenBLAS picks one per CPU), the C library (its libm picks FMA or
+    plain code paths per CPU) and the architecture. Recorded beside the versions in the runs
+    record, so two warehouses whose predictions differ in their last bits say why."""
+    blas = sorted(
+        {
+            f"{lib['internal_api']} {lib['version']} {lib.get('architecture') or ''}".strip()
+            for lib in threadpool_info()
+            if lib["user_api"] == "blas"
+        }
+    )
+    libc = " ".join(part for part in platform.libc_ver() if part)
+    return {"blas": "; ".join(blas), "libc": libc, "machine": platform.machine()}
 
 
 def content_id(spec: str, packages: dict[str, str]) -> str:
@@ -148,7 +165,7 @@ def run_study(
         staging.write_run(
             kind="study",
             spec=study.text,
-            versions=packages,
+            versions=packages | numerics(),
             started_at=started,
             cells=cells,
         )
