@@ -85,3 +85,21 @@ def test_the_calibration_table_labels_its_new_columns(tables):
     for label in ("ACE", "RMSCE", "classwise ECE", "ECE₀", "debiased CE", "Brier (top)", "NLL"):
         assert f">{label}<" in page
     assert "Murphy decomposition of Brier (top)" in page and "ECE floor" in page
+
+
+def test_a_value_without_an_interval_shows_alone_and_a_missing_one_as_a_dash(tables):
+    calibration = tables["calibration"].with_columns(
+        ece_lo=pl.when(pl.col("model") == "a").then(pl.col("ece") - 0.01),
+        ece_hi=pl.when(pl.col("model") == "a").then(pl.col("ece") + 0.01),
+    )
+    discrimination = tables["discrimination"].with_columns(
+        auroc_lo=pl.col("auroc") - 0.1, auroc_hi=pl.col("auroc") + 0.1
+    )
+    page = render_html({"calibration": calibration, "discrimination": discrimination}, meta=META)
+    shown = re.findall(r"<td[^>]*>([^<]*)</td>", page)
+    a, b = (calibration.filter(model=m, severity=0.0)["ece"].item() for m in ("a", "b"))
+    assert f"{a:.3f} [{a - 0.01:.3f}, {a + 0.01:.3f}]" in shown
+    assert f"{b:.3f}" in shown  # no interval: the value alone, not "[–, –]"
+    assert "[–" not in page and "–]" not in page
+    assert "0.875 [0.775, 0.975]" in shown  # model a's AUROC with its interval
+    assert "–" in shown  # model b's undefined AUROC (and its missing bounds) as one dash

@@ -249,7 +249,6 @@ def _table(frame: pl.DataFrame, labels: Mapping[str, str], anchor: str) -> GT:
         .fmt_number(cs.float() - cs.by_name("severity"), decimals=3)
         .fmt_number("severity", decimals=2)
         .fmt_integer(cs.integer(), use_seps=False)
-        .sub_missing(missing_text="–")
     )
     return merge_intervals(gt, data)
 

@@ -123,7 +123,6 @@ def calibration_table(
         .fmt_number(cs.float() - cs.by_name("severity"), decimals=3)
         .fmt_number("severity", decimals=2)
         .fmt_integer(cs.integer(), use_seps=False)
-        .sub_missing(missing_text="–")
     )
     gt = merge_intervals(gt, frame)
     for label, columns in _SPANNERS.items():
@@ -159,11 +158,17 @@ def interval_columns(frame: pl.DataFrame) -> list[tuple[str, str, str]]:
 
 
 def merge_intervals(gt: GT, frame: pl.DataFrame) -> GT:
-    """Show each metric with an interval as ``value [lo, hi]`` (``0.083 [0.071, 0.096]``).
+    """Show each metric with an interval as ``value [lo, hi]`` (``0.083 [0.071, 0.096]``) and
+    any other missing value as "–".
 
-    The ``_lo``/``_hi`` columns are hidden; a row without an interval shows the value alone.
+    The ``_lo``/``_hi`` columns are hidden; a row without an interval shows the value alone
+    (the bounds are left missing, so the bracket is dropped rather than shown as
+    ``[–, –]``).
     """
-    for metric, lo, hi in interval_columns(frame):
+    intervals = interval_columns(frame)
+    bounds = {bound for _, lo, hi in intervals for bound in (lo, hi)}
+    gt = gt.sub_missing(columns=[c for c in frame.columns if c not in bounds], missing_text="–")
+    for metric, lo, hi in intervals:
         gt = gt.cols_merge([metric, lo, hi], pattern="{0}<< [{1}, {2}]>>")
     return gt
 
