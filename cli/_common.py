@@ -1,4 +1,5 @@
-"""What every command shares: turning a RelcolError into one line, the warehouse option."""
+"""What every command shares: turning a RelcolError into one line, the warehouse and study-scope
+options."""
 
 from __future__ import annotations
 
@@ -15,6 +16,13 @@ warehouse_option = click.option(
     "--warehouse",
     type=click.Path(file_okay=False),
     help="Warehouse folder (default: $RELCOL_WAREHOUSE, else ./warehouse).",
+)
+
+
+study_scope_option = click.option(
+    "--study",
+    help="Define the views over this study's files only (faster than a WHERE on a view of "
+    "every study).",
 )
 
 

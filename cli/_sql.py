@@ -9,7 +9,7 @@ import sys
 import tempfile
 
 import click
-from relcol.cli._common import user_errors, warehouse_option
+from relcol.cli._common import study_scope_option, user_errors, warehouse_option
 
 
 @click.command()
@@ -33,23 +33,27 @@ from relcol.cli._common import user_errors, warehouse_option
     is_flag=True,
     help="Allow statements that write (COPY, CREATE …) and reading files outside the warehouse.",
 )
+@study_scope_option
 @warehouse_option
 @user_errors
-def sql(query: str, fmt: str, bins: int, unsafe: bool, warehouse: str | None) -> None:
+def sql(
+    query: str, fmt: str, bins: int, unsafe: bool, study: str | None, warehouse: str | None
+) -> None:
     """Answer an ad-hoc SQL query over the views (predictions, calibration, calibration_bins, runs, ...).
 
     Only reading statements run, and only the warehouse's files can be read, unless
     --unsafe is given.
 
     \b
-    Example:
+    Examples:
       relcol sql "SELECT model, corruption, severity, ece FROM calibration ORDER BY ALL"
+      relcol sql --study tiny "SELECT * FROM consistency WHERE axis = 'seed'"
     """
     import polars as pl
 
     import relcol
 
-    frame = relcol.open_warehouse(warehouse).sql(query, bins=bins, unsafe=unsafe)
+    frame = relcol.open_warehouse(warehouse).sql(query, bins=bins, unsafe=unsafe, study=study)
     if fmt == "csv":
         click.echo(frame.write_csv(), nl=False)
     elif fmt == "json":
@@ -61,12 +65,13 @@ def sql(query: str, fmt: str, bins: int, unsafe: bool, warehouse: str | None) ->
 
 @click.command()
 @warehouse_option
+@study_scope_option
 @click.option("--bins", type=click.IntRange(min=1), default=15, show_default=True)
 @click.option(
     "--print-init", is_flag=True, help="Print the init script instead of starting the shell."
 )
 @user_errors
-def shell(warehouse: str | None, bins: int, print_init: bool) -> None:
+def shell(warehouse: str | None, study: str | None, bins: int, print_init: bool) -> None:
     """Open the DuckDB shell with every relcol view defined.
 
     The views are created by an init script over the warehouse's Parquet files
@@ -77,10 +82,11 @@ def shell(warehouse: str | None, bins: int, print_init: bool) -> None:
     Examples:
       relcol shell
       relcol shell --print-init > views.sql && duckdb -init views.sql
+      relcol shell --study tiny
     """
     import relcol
 
-    script = relcol.open_warehouse(warehouse).init_script(bins=bins)
+    script = relcol.open_warehouse(warehouse).init_script(bins=bins, study=study)
     if print_init:
         click.echo(script, nl=False)
         return

@@ -134,6 +134,18 @@ def test_shell_init_script_defines_the_views_for_the_duckdb_shell(workdir, tmp_p
         if statement.strip():
             con.execute(statement)
     assert con.sql("SELECT count(*) FROM calibration").fetchall()[0][0] == 72
+    scoped = relcol("shell", "--print-init", "--study", "tiny", cwd=workdir)
+    assert scoped.returncode == 0 and "study=tiny/run_id=" in scoped.stdout
+    counted = relcol(
+        "sql",
+        "SELECT count(*) AS n FROM calibration",
+        "--study",
+        "tiny",
+        "--format",
+        "csv",
+        cwd=workdir,
+    )
+    assert counted.stdout.splitlines() == ["n", "72"]
     exe = shutil.which("duckdb")
     if exe is None:
         pytest.skip("the duckdb-cli shell is not installed")

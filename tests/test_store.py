@@ -15,6 +15,7 @@ from relcol.store import KEY, PREDICTIONS, Warehouse, check_name
 from relcol.store._warehouse import README
 from relcol.study import load_study
 from tests.conftest import TESTS, TINY
+from tests.test_metrics import assert_close
 
 
 def checksums(root: Path) -> dict[str, str]:
@@ -164,6 +165,30 @@ def test_a_second_study_adds_rows_without_touching_the_first(tmp_path):
     assert wh.studies() == ["tiny", "tiny2"]
     counts = wh.sql("SELECT study, count(*) AS n FROM predictions GROUP BY ALL ORDER BY ALL")
     assert counts["n"][0] == counts["n"][1] > 0
+
+
+def test_views_scoped_to_one_study_read_only_its_files_and_agree_with_polars(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest(TINY, wh)
+    relcol.ingest(load_study(TINY).renamed("tiny2"), wh)
+    relcol.report(wh, study="tiny2", out=tmp_path / "report", bootstrap=0)
+    everything = wh.sql("SELECT study, count(*) AS n FROM predictions GROUP BY ALL ORDER BY ALL")
+    assert everything["study"].to_list() == ["tiny", "tiny2"]
+    for study, n in everything.rows():
+        scoped = wh.sql("SELECT study, count(*) AS n FROM predictions GROUP BY ALL", study=study)
+        assert scoped.rows() == [(study, n)]
+        for view in ("runs", "classes", "corruptions", "report_calibration"):
+            seen = wh.sql(f"SELECT DISTINCT study FROM {view}", study=study)["study"].to_list()
+            assert seen == ([study] if view != "report_calibration" or study == "tiny2" else [])
+    for function in (relcol.calibration, relcol.consistency):
+        polars = function(wh, study="tiny2")
+        duckdb = function(wh, study="tiny2", engine="duckdb")
+        assert set(duckdb["study"]) == {"tiny2"}
+        assert_close(duckdb.select(polars.columns), polars)
+    with pytest.raises(WarehouseError, match="no study 'tiny3'"):
+        wh.sql("SELECT 1", study="tiny3")
+    with pytest.raises(WarehouseError, match="study name must be"):
+        wh.sql("SELECT 1", study="tiny*")
 
 
 def test_reingesting_a_study_is_refused_and_replace_swaps_it_whole(tmp_path):
