@@ -5,6 +5,7 @@ four formats, byte-identical output, and the figure-ready tables of ``relcol.ana
 from __future__ import annotations
 
 import importlib.machinery
+import platform
 import re
 import sys
 import types
@@ -289,6 +290,14 @@ def test_methods_state_what_reproduces_the_numbers(page):
         {"calibration": page_tables_cal()}, meta={"bins": 10, "bootstrap": 200, "level": 0.9}
     )
     assert "B = 200 replicates" in with_b and "90% percentile intervals" in with_b
+
+
+def test_methods_name_the_numeric_environment_a_studys_models_ran_on(tiny_warehouse, tmp_path):
+    html = relcol.report(tiny_warehouse, study="tiny", out=tmp_path, bootstrap=0).html
+    methods = html.read_text(encoding="utf-8").split('<section id="methods"')[1]
+    assert "<h3>Package versions and numeric environment</h3>" in methods
+    assert f"<td>machine</td><td>{platform.machine()}</td>" in methods
+    assert re.search(r"<td>blas</td><td>[^<]*\d", methods)  # e.g. openblas 0.3.31 Haswell
 
 
 def page_tables_cal() -> pl.DataFrame:

@@ -2,7 +2,8 @@
 
 The study design (read from the spec the run recorded), the conventions every metric
 follows, the intervals and how many bootstrap replicates made them, the files beside the
-page, package versions and the spec itself.
+page, package versions (with, for a study, the numeric environment its models ran on) and
+the spec itself.
 """
 
 from __future__ import annotations
@@ -79,7 +80,10 @@ def methods_section(
     version_rows = "\n".join(
         f"<tr><td>{escape(str(k))}</td><td>{escape(str(v))}</td></tr>" for k, v in versions.items()
     )
-    body += "<h3>Package versions</h3>\n" + (
+    # a study's record also names the BLAS kernels, C library and architecture its models
+    # ran on: what decides their last bits between machines with the same packages
+    heading = "Package versions" + (" and numeric environment" if "blas" in versions else "")
+    body += f"<h3>{heading}</h3>\n" + (
         f'<table class="versions">\n{version_rows}\n</table>\n'
         if version_rows
         else "<p>not recorded</p>\n"
