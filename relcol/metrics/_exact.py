@@ -98,6 +98,20 @@ def exact_product(d: np.ndarray, w: np.ndarray) -> np.ndarray:
     """
     d = np.asarray(d, dtype=np.float64)
     w_max = max(float(np.max(w, initial=0.0)), 1.0)
+    out = np.empty((len(d), w.shape[1]))
+    # a few thousand rows at a time: the temporaries stay small and are reused, where
+    # whole-matrix temporaries would each be fresh memory (page faults cost more than the
+    # arithmetic), and the product of a block is still a large GEMM
+    for lo in range(0, len(d), _BLOCK_ROWS):
+        out[lo : lo + _BLOCK_ROWS] = _exact_block(d[lo : lo + _BLOCK_ROWS], w, w_max)
+    return out
+
+
+#: Rows of d split and multiplied together by ``exact_product``.
+_BLOCK_ROWS = 2048
+
+
+def _exact_block(d: np.ndarray, w: np.ndarray, w_max: float) -> np.ndarray:
     rows, parts, rest = np.arange(len(d)), [], d  # parts: (rows of d, their part)
     for _ in range(PRODUCT_PARTS):
         # 2^e > w_max·Σ|rest| (frexp: m·2^e with ½ ≤ m < 1); steps of 2^(e − 52)
