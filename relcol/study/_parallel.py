@@ -11,11 +11,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from relcol.errors import ParameterError
 
 BACKENDS = ("local", "dask")
+
+T = TypeVar("T")
 
 
 def check_backend(backend: str, jobs: int) -> None:
@@ -33,13 +35,13 @@ def check_backend(backend: str, jobs: int) -> None:
 
 
 def run_tasks(
-    fn: Callable[..., int],
+    fn: Callable[..., T],
     tasks: Sequence[tuple[Any, ...]],
     paths: Sequence[Path],
     *,
     jobs: int = 1,
     backend: str = "local",
-) -> Iterator[int]:
+) -> Iterator[T]:
     """Run ``fn(*task, path)`` for every task; yield each result as it completes.
 
     A task's first element (the data shared by a dataset's tasks) is sent to the
@@ -59,8 +61,8 @@ def run_tasks(
 
 
 def _dask(
-    fn: Callable[..., int], tasks: Sequence[tuple], paths: Sequence[Path], jobs: int
-) -> Iterator[int]:
+    fn: Callable[..., T], tasks: Sequence[tuple], paths: Sequence[Path], jobs: int
+) -> Iterator[T]:
     """On the cluster at $DASK_SCHEDULER_ADDRESS, else a local one with ``jobs`` workers."""
     from distributed import Client, LocalCluster, as_completed
 

@@ -156,8 +156,12 @@ def run_study(
             shared = _Shared(study.name, study.corruptions, study.repeats, run_id, ds, draws)
             tasks += [(shared, model, seed) for model in study.models for seed in study.seeds]
         paths = [staging.part_path(i) for i in range(len(tasks))]
-        for rows in run_tasks(_fit_predict_write, tasks, paths, jobs=jobs, backend=backend):
+        environments = set()  # the numerics of every process the models ran in
+        for rows, environment in run_tasks(
+            _fit_predict_write, tasks, paths, jobs=jobs, backend=backend
+        ):
             staging.record_part(rows)
+            environments.add(tuple(environment.items()))
             if progress is not None:
                 progress(1)
         staging.write_side("classes", pl.concat(classes))
@@ -165,7 +169,7 @@ def run_study(
         staging.write_run(
             kind="study",
             spec=study.text,
-            versions=packages | numerics(),
+            versions=packages | _merged(environments),
             started_at=started,
             cells=cells,
         )
@@ -192,8 +196,12 @@ class _Shared:
     draws: dict[str, _Draws]
 
 
-def _fit_predict_write(shared: _Shared, model: ModelSpec, seed: int, path: Path) -> int:
-    """One unit of work: fit (dataset, model, seed) once, predict every draw, write one part."""
+def _fit_predict_write(
+    shared: _Shared, model: ModelSpec, seed: int, path: Path
+) -> tuple[int, dict[str, str]]:
+    """One unit of work: fit (dataset, model, seed) once, predict every draw, write one part.
+    Returns the rows written and the ``numerics`` of the process it ran in (a Dask worker
+    may be another machine)."""
     ds = shared.dataset
     # One BLAS/OpenMP thread per fit: on a small machine shared with other work, OpenMP's
     # busy-waiting threads made one HistGradientBoosting fit 40x slower (50 s vs 1.2 s).
@@ -213,7 +221,14 @@ def _fit_predict_write(shared: _Shared, model: ModelSpec, seed: int, path: Path)
         seed=pl.lit(seed, pl.Int32),
         run_id=pl.lit(shared.run_id),
     )
-    return write_part_file(frame, path)
+    return write_part_file(frame, path), numerics()
+
+
+def _merged(environments: set[tuple[tuple[str, str], ...]]) -> dict[str, str]:
+    """One ``numerics`` record for every process the fits ran in: per key, the distinct
+    values joined by " | " (one value when every worker was alike)."""
+    keys = sorted({key for environment in environments for key, _ in environment})
+    return {key: " | ".join(sorted({dict(e).get(key, "") for e in environments})) for key in keys}
 
 
 def _validated(c: CorruptionSpec, ds: Dataset) -> dict:
