@@ -69,11 +69,11 @@ def exact_product(d: np.ndarray, w: np.ndarray) -> np.ndarray:
     Each row of d is split into parts on a power-of-two grid per row and part, coarse enough
     that w_max·Σ|row| < 2⁵² grid steps; rounded to the grid, every product of a part with a
     weight and every partial sum of any subset of them is a multiple of the step below 2⁵³
-    steps, exactly representable, so the product of each part is exact whatever the order. The first part
-    holds a term to about 2⁻⁵²·w_max·Σ|row|, the second what is left of it to 2⁻⁵² of that,
-    and so on; a row stops when nothing is left (integer-valued rows after the first part).
-    The parts' products are added in one fixed order, so the result is a deterministic
-    function of d and w, within a few ulps of the exact product.
+    steps, exactly representable, so the product of each part is exact whatever the order.
+    The first part holds a term to about 2⁻⁵²·w_max·Σ|row|, the second what is left of it to
+    2⁻⁵² of that, and so on; a row stops when nothing is left (integer-valued rows after the
+    first part). The parts' products are added in one fixed order, so the result is a
+    deterministic function of d and w, within about 2⁻⁵²·Σ|terms| of the exact product.
 
     Parameters
     ----------
