@@ -82,6 +82,13 @@ _PREDICTION_OPTIONS = {
     help="Where the fits run: here, or a Dask cluster ($DASK_SCHEDULER_ADDRESS, else a local "
     "one with --jobs workers).  [default: local]",
 )
+@click.option(
+    "--portable",
+    is_flag=True,
+    help="Pin the numeric code paths (OpenBLAS's generic kernel, glibc's plain libm, numpy's "
+    "baseline loops) so the predictions are byte-identical on any x86-64 Linux machine with "
+    "the same packages; the fits run in a child process with those settings.",
+)
 @warehouse_option
 @click.option(
     "--replace",
@@ -98,6 +105,7 @@ def ingest(
     replace: bool,
     quiet: bool,
     as_json: bool,
+    portable: bool,
     **reading: object,
 ) -> None:
     """Fit each model once on clean data, corrupt the test set at every severity, store every prediction.
@@ -111,6 +119,7 @@ def ingest(
     Examples:
       relcol ingest                              # the built-in study into ./warehouse
       relcol ingest --study my_study.toml --warehouse /data/wh --jobs 2
+      relcol ingest --portable                   # the same bytes on any x86-64 Linux machine
       relcol ingest --predictions resnet110_cifar10.csv --name resnet110-c10 \\
           --column y_true=true_label --column y_pred=pred_label
       relcol ingest --predictions llm.parquet --name email-llm \\
@@ -122,9 +131,11 @@ def ingest(
         if study_file is not None:
             raise ParameterError("give --study or --predictions, not both.")
         study_only = [f for key, f in _STUDY_OPTIONS.items() if reading.pop(key) is not None]
+        study_only += ["--portable"] if portable else []
         if study_only:
+            verb = "apply" if len(study_only) > 1 else "applies"
             raise ParameterError(
-                f"{', '.join(study_only)} apply only to a study, not --predictions."
+                f"{', '.join(study_only)} {verb} only to a study, not --predictions."
             )
         _ingest_predictions(predictions_file, warehouse, replace, quiet, as_json, reading)
         return
@@ -134,6 +145,8 @@ def ingest(
     if given:
         verb = "apply" if len(given) > 1 else "applies"
         raise ParameterError(f"{', '.join(given)} {verb} only with --predictions FILE.")
+    if portable:
+        _rerun_portable(reading["backend"])
     _ingest_study(
         study_file,
         warehouse,
@@ -143,6 +156,28 @@ def ingest(
         reading["jobs"] or 1,
         reading["backend"] or "local",
     )
+
+
+def _rerun_portable(backend: object) -> None:
+    """Run this same command in a child process started with the portable environment (the
+    variables only take effect at a process's start), and exit with its code; in that child,
+    return and ingest."""
+    import os
+    import subprocess
+
+    from relcol.errors import ParameterError
+    from relcol.study import portable_environment
+    from relcol.study._numerics import PORTABLE
+
+    if os.environ.get(PORTABLE) == "1":
+        return
+    if backend == "dask" and os.environ.get("DASK_SCHEDULER_ADDRESS"):
+        raise ParameterError(
+            "--portable cannot pin the workers of a running Dask cluster: start them with the "
+            "variables of relcol.study.portable_environment() instead."
+        )
+    env = os.environ | portable_environment()
+    sys.exit(subprocess.call([sys.executable, "-m", "relcol.cli", *sys.argv[1:]], env=env))
 
 
 def _ingest_study(

@@ -181,6 +181,7 @@ OPTIONS = [
     ("sql-drop", ["sql", "DROP VIEW predictions"], "reading statements only"),
     ("sql-read-file", ["sql", "SELECT * FROM read_csv('/etc/passwd')"], "Permission Error"),
     ("sql-attach", ["sql", "ATTACH 'x.duckdb'"], "reading statements only"),
+    ("portable-predictions", ["ingest", "--predictions", "p.csv", "--portable"], "applies only"),
     ("sql-unknown-study", ["sql", "SELECT 1", "--study", "nope"], "no study 'nope'"),
     ("sql-study-glob", ["sql", "SELECT 1", "--study", "t*"], "study name must be"),
     ("shell-study-traversal", ["shell", "--print-init", "--study", "../x"], "study name must be"),

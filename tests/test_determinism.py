@@ -254,3 +254,31 @@ def test_relcols_own_steps_give_the_same_prediction_bytes_on_an_emulated_other_m
     assert numerics[0]["libc"].startswith("glibc ")
     if _blas_kernels({}, tmp_path) != _blas_kernels(_other_machine(), tmp_path):
         assert numerics[0]["blas"] != numerics[1]["blas"]
+
+
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or not sys.platform.startswith("linux"),
+    reason="pins OpenBLAS's and glibc's x86-64 code paths",
+)
+def test_portable_ingest_gives_the_same_prediction_bytes_on_an_emulated_other_machine(tmp_path):
+    # the tiny study's logistic regression, naive Bayes and LightGBM go through BLAS and
+    # libm's exp: without --portable their last bits follow the CPU's code paths
+    written, numerics = [], []
+    for name, env in (("native", {}), ("plain", _other_machine())):
+        args = ["ingest", "--study", str(TINY), "--warehouse", name, "--portable", "-q"]
+        _run(["-m", "relcol.cli", *args], tmp_path, env)
+        written.append(_parquet_bytes(tmp_path / name / "predictions"))
+        runs = relcol.open_warehouse(tmp_path / name).sql("SELECT versions FROM runs")
+        numerics.append(json.loads(runs.item()))
+    assert len([p for p in written[0] if "part-" in p]) == 12
+    assert written[0] == written[1]
+    assert numerics[0]["portable"] == numerics[1]["portable"] == "yes"
+    assert numerics[0]["blas"] == numerics[1]["blas"]  # the generic kernel in both
+
+
+def test_portable_is_refused_where_it_cannot_pin(tmp_path, monkeypatch):
+    from relcol.study import portable_environment
+
+    monkeypatch.setattr(platform, "machine", lambda: "arm64")
+    with pytest.raises(relcol.errors.ParameterError, match="not available on"):
+        portable_environment()

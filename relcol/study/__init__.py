@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from relcol.study._numerics import numerics, portable_environment
 from relcol.study._runner import IngestResult, n_fits, rng_for, run_study
 from relcol.study._spec import CorruptionSpec, Study, default_study_text, load_study, parse_study
 
@@ -12,7 +13,9 @@ __all__ = [
     "default_study_text",
     "load_study",
     "n_fits",
+    "numerics",
     "parse_study",
+    "portable_environment",
     "rng_for",
     "run_study",
 ]

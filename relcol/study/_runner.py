@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,13 +25,14 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-from threadpoolctl import threadpool_info, threadpool_limits
+from threadpoolctl import threadpool_limits
 
 from relcol.corruption import OPERATORS, TrainingStats
 from relcol.data import Dataset, load_dataset
 from relcol.errors import SpecError
 from relcol.models import ModelSpec, fit_frozen
 from relcol.store import Warehouse, write_part_file
+from relcol.study._numerics import numerics
 from relcol.study._parallel import check_backend, run_tasks
 from relcol.study._spec import CorruptionSpec, Study
 
@@ -77,22 +77,6 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
-
-
-def numerics() -> dict[str, str]:
-    """What else decides a model's last bits on a machine with the same package versions: the
-    BLAS kernels loaded (OpenBLAS picks one per CPU), the C library (its libm picks FMA or
-    plain code paths per CPU) and the architecture. Recorded beside the versions in the runs
-    record, so two warehouses whose predictions differ in their last bits say why."""
-    blas = sorted(
-        {
-            f"{lib['internal_api']} {lib['version']} {lib.get('architecture') or ''}".strip()
-            for lib in threadpool_info()
-            if lib["user_api"] == "blas"
-        }
-    )
-    libc = " ".join(part for part in platform.libc_ver() if part)
-    return {"blas": "; ".join(blas), "libc": libc, "machine": platform.machine()}
 
 
 def content_id(spec: str, packages: dict[str, str]) -> str:
