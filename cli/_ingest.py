@@ -163,6 +163,7 @@ def _rerun_portable(backend: object) -> None:
     variables only take effect at a process's start), and exit with its code; in that child,
     return and ingest."""
     import os
+    import signal
     import subprocess
 
     from relcol.errors import ParameterError
@@ -177,7 +178,19 @@ def _rerun_portable(backend: object) -> None:
             "variables of relcol.study.portable_environment() instead."
         )
     env = os.environ | portable_environment()
-    sys.exit(subprocess.call([sys.executable, "-m", "relcol.cli", *sys.argv[1:]], env=env))
+    # a Ctrl-C reaches the child too (one process group): the child cleans up and stops, and
+    # this process, ignoring it meanwhile, exits with the child's code
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        code = subprocess.call(
+            [sys.executable, "-m", "relcol.cli", *sys.argv[1:]],
+            env=env,
+            # an ignored signal stays ignored across exec: the child gets Ctrl-C back
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    sys.exit(code)
 
 
 def _ingest_study(

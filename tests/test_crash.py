@@ -3,6 +3,8 @@ two ingests at once, and reading during an ingest."""
 
 from __future__ import annotations
 
+import os
+import platform
 import random
 import signal
 import subprocess
@@ -134,3 +136,27 @@ def test_a_reader_during_an_ingest_sees_a_consistent_snapshot(tmp_path):
     assert proc.returncode == 0
     seen.add(study_rows(warehouse)["growing"])
     assert seen <= {0, EXPECTED_ROWS} and EXPECTED_ROWS in seen
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or platform.machine() != "x86_64",
+    reason="--portable is x86-64 Linux only",
+)
+def test_ctrl_c_during_a_portable_ingest_stops_its_child_and_leaves_nothing(tmp_path):
+    # --portable runs the ingest in a child process; a terminal's Ctrl-C reaches the whole
+    # process group, so the child must get it (not inherit the parent's "ignore"), clean up,
+    # and the parent exit with the child's 130
+    ingest = subprocess.Popen(
+        [sys.executable, "-m", "relcol.cli", "ingest", "--warehouse", "wh", "--portable", "-q"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    time.sleep(6)  # the built-in study takes far longer than this
+    os.killpg(ingest.pid, signal.SIGINT)
+    _, err = ingest.communicate(timeout=120)
+    assert ingest.returncode == 130 and err.strip().endswith("relcol: aborted")
+    assert relcol.open_warehouse(tmp_path / "wh").studies() == []
+    assert list((tmp_path / "wh" / "_staging").iterdir()) == []
