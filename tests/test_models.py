@@ -77,3 +77,31 @@ def test_a_class_missing_from_training_gets_probability_zero():
 def test_model_validation_names_the_problem(spec, message):
     with pytest.raises(SpecError, match=message):
         validate_model(spec, "models[0]")
+
+
+def test_ctrl_c_during_an_mlp_fit_stops_the_fit_instead_of_keeping_half_trained_weights(
+    wine, monkeypatch
+):
+    # scikit-learn's MLP catches KeyboardInterrupt, warns "Training interrupted by user." and
+    # returns the weights it had: the ingest would store a half-trained model's predictions
+    import warnings
+
+    from sklearn.neural_network import MLPClassifier
+
+    def interrupted(self, X, y):
+        warnings.warn("Training interrupted by user.")
+        return self
+
+    monkeypatch.setattr(MLPClassifier, "fit", interrupted)
+    spec = ModelSpec("mlp", "mlp", {"max_iter": 5})
+    for _ in range(2):  # a second time too: the warning is not swallowed as a repeat
+        with pytest.raises(KeyboardInterrupt):
+            fit_frozen(spec, wine.X_train, wine.y_train, seed=0, n_classes=3)
+
+    def noisy(self, X, y):
+        warnings.warn("something else", UserWarning)
+        return self
+
+    monkeypatch.setattr(MLPClassifier, "fit", noisy)
+    with pytest.warns(UserWarning, match="something else"):  # other warnings still show
+        fit_frozen(spec, wine.X_train, wine.y_train, seed=0, n_classes=3)

@@ -132,8 +132,19 @@ def fit_frozen(
     idx = rng.integers(0, len(y_train), size=len(y_train))
     params = {**spec.params, **({"random_state": seed} if recipe.takes_seed else {})}
     estimator = recipe.build(params)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(record=True) as caught:
         # A capped iteration count is part of the model's definition, not an error.
         warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("always", UserWarning)
         estimator.fit(X_train[idx], y_train[idx])
+    for warning in caught:
+        if str(warning.message) == _INTERRUPTED:
+            # scikit-learn's MLP catches Ctrl-C, warns and keeps the half-trained weights;
+            # an ingest must stop instead of storing that model's predictions
+            raise KeyboardInterrupt
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return FrozenModel(spec=spec, seed=seed, n_classes=n_classes, estimator=estimator)
+
+
+#: The warning scikit-learn's stochastic solvers give when Ctrl-C stops their training early.
+_INTERRUPTED = "Training interrupted by user."
