@@ -178,19 +178,21 @@ def _rerun_portable(backend: object) -> None:
             "variables of relcol.study.portable_environment() instead."
         )
     env = os.environ | portable_environment()
-    # a Ctrl-C reaches the child too (one process group): the child cleans up and stops, and
-    # this process, ignoring it meanwhile, exits with the child's code
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    child = subprocess.Popen([sys.executable, "-m", "relcol.cli", *sys.argv[1:]], env=env)
+    # A Ctrl-C reaches the child too (one process group): the child cleans up and stops while
+    # this process ignores it (only from here on: an ignored signal would stay ignored in a
+    # child started after); a SIGTERM sent to this process alone is passed on. Either way
+    # this process exits with the child's code.
+    previous = {
+        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
+        signal.SIGTERM: signal.signal(signal.SIGTERM, lambda signum, _: child.send_signal(signum)),
+    }
     try:
-        code = subprocess.call(
-            [sys.executable, "-m", "relcol.cli", *sys.argv[1:]],
-            env=env,
-            # an ignored signal stays ignored across exec: the child gets Ctrl-C back
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )
+        code = child.wait()
     finally:
-        signal.signal(signal.SIGINT, previous)
-    sys.exit(code)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    sys.exit(128 - code if code < 0 else code)  # a child killed by signal N: 128 + N, as a shell
 
 
 def _ingest_study(

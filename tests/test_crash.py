@@ -160,3 +160,39 @@ def test_ctrl_c_during_a_portable_ingest_stops_its_child_and_leaves_nothing(tmp_
     assert ingest.returncode == 130 and err.strip().endswith("relcol: aborted")
     assert relcol.open_warehouse(tmp_path / "wh").studies() == []
     assert list((tmp_path / "wh" / "_staging").iterdir()) == []
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    """Live processes whose command line contains ``text`` (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and text in (proc / "cmdline").read_text():
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or platform.machine() != "x86_64",
+    reason="--portable is x86-64 Linux only",
+)
+def test_sigterm_to_a_portable_ingest_is_passed_to_its_child(tmp_path):
+    warehouse = tmp_path / "wh-sigterm"
+    ingest = subprocess.Popen(
+        [sys.executable, "-m", "relcol.cli", "ingest", "--warehouse", str(warehouse), "--portable"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(6)
+    assert len(_processes_mentioning(str(warehouse))) == 2  # the parent and its child
+    ingest.send_signal(signal.SIGTERM)  # the parent only, as `kill PID` does
+    ingest.communicate(timeout=120)
+    assert ingest.returncode == 143  # the child's death by SIGTERM, as a shell reports it
+    deadline = time.monotonic() + 10
+    while _processes_mentioning(str(warehouse)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_mentioning(str(warehouse)) == []
+    assert relcol.open_warehouse(warehouse).studies() == []
