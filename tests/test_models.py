@@ -89,7 +89,7 @@ def test_ctrl_c_during_an_mlp_fit_stops_the_fit_instead_of_keeping_half_trained_
     from sklearn.neural_network import MLPClassifier
 
     def interrupted(self, X, y):
-        warnings.warn("Training interrupted by user.")
+        warnings.warn("Training interrupted by user.", stacklevel=2)
         return self
 
     monkeypatch.setattr(MLPClassifier, "fit", interrupted)
@@ -99,7 +99,7 @@ def test_ctrl_c_during_an_mlp_fit_stops_the_fit_instead_of_keeping_half_trained_
             fit_frozen(spec, wine.X_train, wine.y_train, seed=0, n_classes=3)
 
     def noisy(self, X, y):
-        warnings.warn("something else", UserWarning)
+        warnings.warn("something else", UserWarning, stacklevel=2)
         return self
 
     monkeypatch.setattr(MLPClassifier, "fit", noisy)
