@@ -24,6 +24,9 @@ from relcol.errors import ParameterError
 #: Set (to "1") in a process started with the portable environment.
 PORTABLE = "RELCOL_PORTABLE"
 
+#: The glibc tunable that keeps libm on its plain code paths.
+_HWCAPS = "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX512VL,-AVX512DQ"
+
 
 def numerics() -> dict[str, str]:
     """What decides a model's last bits besides the package versions: the BLAS kernels loaded,
@@ -38,7 +41,11 @@ def numerics() -> dict[str, str]:
         }
     )
     libc = " ".join(part for part in platform.libc_ver() if part)
-    portable = "yes" if os.environ.get(PORTABLE) == "1" else "no"
+    # what is in effect, not the marker: the variables may also have been set by hand
+    pinned = os.environ.get("OPENBLAS_CORETYPE") == "Prescott" and _HWCAPS in os.environ.get(
+        "GLIBC_TUNABLES", ""
+    )
+    portable = "yes" if pinned and os.environ.get("NPY_DISABLE_CPU_FEATURES") else "no"
     return {
         "blas": "; ".join(blas),
         "libc": libc,
@@ -64,8 +71,7 @@ def portable_environment() -> dict[str, str]:
         from numpy._core._multiarray_umath import __cpu_dispatch__
     except ImportError:
         __cpu_dispatch__ = []
-    hwcaps = "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX512VL,-AVX512DQ"
-    tunables = ":".join(part for part in (os.environ.get("GLIBC_TUNABLES"), hwcaps) if part)
+    tunables = ":".join(part for part in (os.environ.get("GLIBC_TUNABLES"), _HWCAPS) if part)
     env = {
         PORTABLE: "1",
         "OPENBLAS_CORETYPE": "Prescott",  # the generic x86-64 kernel (SSE3)
