@@ -85,23 +85,6 @@ COLUMNS = (
 )
 #: Metrics of ``calibration`` that need the probability vector (null without one).
 NEED_PROBA = ("classwise_ece", "brier", "nll")
-#: Metrics of ``calibration`` that come from the equal-width per-bin sums alone, in order.
-WIDTH_METRICS = (
-    "accuracy",
-    "mean_confidence",
-    "gap",
-    "abs_gap",
-    "ece",
-    "mce",
-    "rmsce",
-    "ece_debiased",
-    "brier_top",
-    "brier_reliability",
-    "brier_resolution",
-    "brier_uncertainty",
-    "brier_within",
-    "nll_top",
-)
 
 
 def width_metrics() -> list[pl.Expr]:
@@ -123,6 +106,11 @@ def width_metrics() -> list[pl.Expr]:
         brier_within_from_bins(),
         nll_top_from_bins(),
     ]
+
+
+#: Metrics of ``calibration`` that come from the equal-width per-bin sums alone, in order:
+#: the names of the ``width_metrics`` builders.
+WIDTH_METRICS = tuple(builder.meta.output_name() for builder in width_metrics())
 
 
 def calibration(
