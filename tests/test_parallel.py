@@ -61,11 +61,11 @@ def test_bad_backend_or_jobs_is_refused_before_anything_is_written(tmp_path, kwa
 def test_workers_unlike_each_other_are_all_named():
     from relcol.study._runner import _merged
 
-    one = (("blas", "openblas 0.3 Haswell"), ("libc", "glibc 2.36"), ("machine", "x86_64"))
-    other = (("blas", "openblas 0.3 Prescott"), ("libc", "glibc 2.36"), ("machine", "x86_64"))
-    assert _merged({one, other}) == {
+    one = {"blas": "openblas 0.3 Haswell", "libc": "glibc 2.36", "machine": "x86_64"}
+    other = {"blas": "openblas 0.3 Prescott", "libc": "glibc 2.36", "machine": "x86_64"}
+    assert _merged([one, other, one]) == {
         "blas": "openblas 0.3 Haswell | openblas 0.3 Prescott",
         "libc": "glibc 2.36",
         "machine": "x86_64",
     }
-    assert _merged({one}) == dict(one)
+    assert _merged([one, one]) == one

@@ -140,12 +140,12 @@ def run_study(
             shared = _Shared(study.name, study.corruptions, study.repeats, run_id, ds, draws)
             tasks += [(shared, model, seed) for model in study.models for seed in study.seeds]
         paths = [staging.part_path(i) for i in range(len(tasks))]
-        environments = set()  # the numerics of every process the models ran in
+        environments = []  # the numerics of every process the models ran in
         for rows, environment in run_tasks(
             _fit_predict_write, tasks, paths, jobs=jobs, backend=backend
         ):
             staging.record_part(rows)
-            environments.add(tuple(environment.items()))
+            environments.append(environment)
             if progress is not None:
                 progress(1)
         staging.write_side("classes", pl.concat(classes))
@@ -208,11 +208,11 @@ def _fit_predict_write(
     return write_part_file(frame, path), numerics()
 
 
-def _merged(environments: set[tuple[tuple[str, str], ...]]) -> dict[str, str]:
+def _merged(environments: list[dict[str, str]]) -> dict[str, str]:
     """One ``numerics`` record for every process the fits ran in: per key, the distinct
     values joined by " | " (one value when every worker was alike)."""
-    keys = sorted({key for environment in environments for key, _ in environment})
-    return {key: " | ".join(sorted({dict(e).get(key, "") for e in environments})) for key in keys}
+    keys = sorted({key for environment in environments for key in environment})
+    return {key: " | ".join(sorted({e.get(key, "") for e in environments})) for key in keys}
 
 
 def _validated(c: CorruptionSpec, ds: Dataset) -> dict:
