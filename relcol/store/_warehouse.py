@@ -211,13 +211,9 @@ class Warehouse:
         return init_script(self.sources(study), bins=bins)
 
     def predictions(self, study: str | None = None) -> pl.LazyFrame:
-        """The long table as a Polars LazyFrame (a snapshot of committed ingests)."""
-        frame = pl.scan_parquet(self.sources()["predictions"], hive_partitioning=False)
-        if study is not None:
-            if study not in self.studies():
-                raise WarehouseError(self._unknown_study(study))
-            frame = frame.filter(pl.col("study") == study)
-        return frame
+        """The long table as a Polars LazyFrame (a snapshot of committed ingests; of one
+        ``study``'s files only, when given, as the views of ``connect(study=…)``)."""
+        return pl.scan_parquet(self.sources(study)["predictions"], hive_partitioning=False)
 
     def _unknown_study(self, study: str) -> str:
         have = self.studies()
