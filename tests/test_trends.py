@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from relcol.analysis import bootstrap, spearman, spearman_rows, trends
+from relcol.metrics import calibration
+from relcol.store import CELL
 from tests.test_bootstrap import frame_of
 
 
@@ -104,23 +106,34 @@ def test_trends_of_a_degrading_curve():
     rows = frame_of(rng, models=("a",), severities=(0.0, 0.2, 0.4, 0.6), seeds=3, samples=80)
     result = bootstrap(rows, replicates=300)
     table = trends(result)
-    assert set(table["metric"]) == {
-        "accuracy",
-        "mean_confidence",
-        "gap",
-        "ece",
-        "brier_top",
-        "auroc",
-    }
+    assert set(table["metric"]) == {"accuracy", "mean_confidence", "gap", "brier_top", "auroc"}
     accuracy = table.filter(pl.col("metric") == "accuracy").row(0, named=True)
-    assert accuracy["points"] == 4 * 3 and accuracy["severities"] == 4
-    assert accuracy["p_method"] == "t"
-    assert accuracy["spearman_rho"] < -0.5 and accuracy["p_value"] < 0.01  # accuracy falls with d
-    assert accuracy["rho_lo"] <= accuracy["pooled_rho"] <= accuracy["rho_hi"]
-    seeds = result.seeds.filter(pl.col("model") == "a")
-    expected = stats.spearmanr(seeds["severity"], seeds["accuracy"])
+    assert accuracy["points"] == 4 and accuracy["severities"] == 4
+    order = result.cells.with_row_index("i").sort("severity")["i"].to_numpy()
+    pooled = result.points["accuracy"][order]
+    expected = stats.spearmanr([0.0, 0.2, 0.4, 0.6], pooled)
     assert accuracy["spearman_rho"] == pytest.approx(expected.statistic, abs=1e-12)
-    assert accuracy["p_value"] == pytest.approx(expected.pvalue, rel=1e-9)
+    assert accuracy["spearman_rho"] < -0.5 and accuracy["p_value"] < 0.05  # accuracy falls with d
+    # the p-value from the replicates of ρ, recomputed here: 2·min(share ≤ 0, share ≥ 0)
+    rho = np.array(
+        [stats.spearmanr([0, 1, 2, 3], result.values["accuracy"][order, b]).statistic
+         for b in range(300)]
+    )
+    below, above = (rho <= 0).sum(), (rho >= 0).sum()
+    assert accuracy["p_value"] == pytest.approx(min(1, 2 * (min(below, above) + 1) / 301))
+    assert accuracy["rho_lo"] <= accuracy["spearman_rho"] <= accuracy["rho_hi"]
+
+
+def test_ece_excess_trend_needs_ece_null():
+    rng = np.random.default_rng(5)
+    rows = frame_of(rng, models=("a",), severities=(0.0, 0.2, 0.4), seeds=2, samples=60)
+    result = bootstrap(rows, replicates=100)
+    points = calibration(rows, CELL, proba=None).collect()
+    table = trends(result, points)
+    excess = table.filter(pl.col("metric") == "ece_excess").row(0, named=True)
+    order = points.sort("severity")
+    expected = stats.spearmanr(order["severity"], order["ece_excess"]).statistic
+    assert excess["spearman_rho"] == pytest.approx(expected, abs=1e-12)
 
 
 def test_curves_with_fewer_than_three_severities_have_no_trend():

@@ -2,19 +2,28 @@
 (METRICS.md §6).
 
 A curve is (study, dataset, model, corruption, label) across severities. Per curve and
-metric:
+metric, on the **pooled curve**: one value per severity, the metric of all the cell's rows
+(every seed and repeat).
 
-- ``spearman_rho``: Spearman's ρ between d and the metric over the per-seed values at each
-  severity (levels × seeds points: more power than the levels alone), ties at mid-ranks
-  (ρ is Pearson's r of the ranks); null when d or the metric is constant or fewer than 3
-  points are defined.
-- ``p_value``: two-sided; exact for ≤ 10 points, the share of all n! orderings of the
-  metric's values whose |ρ| reaches the observed |ρ| (within 1e−12; ties in either variable
-  kept as they are); above 10 points the t approximation t = ρ√((n − 2)/(1 − ρ²)) on n − 2
-  degrees of freedom (scipy's ``spearmanr``). ``p_method`` says which.
-- ``rho_lo``, ``rho_hi``: the percentile interval of ρ over the bootstrap replicates of the
-  pooled curve (one point per severity, each replicate the same resample in every cell),
-  and ``pooled_rho``, ρ of the pooled curve itself, which that interval brackets.
+- ``spearman_rho``: Spearman's ρ between d and the metric, ties at mid-ranks (ρ is
+  Pearson's r of the ranks); null when d or the metric is constant or fewer than 3
+  severities have a value.
+- ``rho_lo``, ``rho_hi``: the percentile interval of ρ over the paired bootstrap replicates
+  of the curve (each replicate the same resample of test samples in every cell).
+- ``p_value``: two-sided, from the same replicates: p = min(1, 2·min(#{ρ*_b ≤ 0} + 1,
+  #{ρ*_b ≥ 0} + 1)/(B + 1)), so p < α about when the interval excludes 0.
+
+Why the paired bootstrap and not a permutation test. The seeds of a cell share the test set
+and give nearly identical models, so severities × seeds points are far from independent: a
+test counting them as independent rejects a true null in a quarter of curves or more. The
+pooled curve has one value per severity, but those values still share the test samples:
+as a corruption moves confidences steadily, a sample's outcome is a fixed draw against a
+moving confidence, so the estimation errors of neighbouring severities are correlated like
+the steps of a random walk, and a permutation test over the severities (which assumes them
+exchangeable) then finds trends that are not there: 18 % of curves at α = 0.05 for the gap
+of a calibrated model whose confidence falls with d. The bootstrap resamples the test
+samples, so every replicate carries that shared dependence; the simulation suite
+(``relcol.analysis.world_study``) measures its false-alarm rate under each null.
 """
 
 from __future__ import annotations
@@ -27,9 +36,13 @@ import polars as pl
 from scipy import stats
 
 from relcol.analysis._bootstrap import ALPHA, Replicates, percentile_interval
+from relcol.analysis._multiplicity import bootstrap_p_values
 
-#: Metrics whose trend the report shows by default.
-TREND_METRICS = ("accuracy", "mean_confidence", "gap", "ece", "brier_top", "auroc")
+#: Metrics whose trend is tested by default. Calibration enters as the gap Δ and as
+#: ``ece_excess`` = ECE − ECE₀, not as the plain binned ECE: the binned ECE of a calibrated
+#: model rises as its confidences spread, so a trend in it can be the estimator's floor
+#: moving rather than calibration changing.
+TREND_METRICS = ("accuracy", "mean_confidence", "gap", "ece_excess", "brier_top", "auroc")
 #: Exact permutation p-values up to this many points (10! = 3 628 800 orderings).
 EXACT_POINTS = 10
 #: Columns of ``trends`` after the curve keys.
@@ -37,10 +50,8 @@ COLUMNS = (
     "metric",
     "spearman_rho",
     "p_value",
-    "p_method",
     "rho_lo",
     "rho_hi",
-    "pooled_rho",
     "points",
     "severities",
 )
@@ -149,68 +160,65 @@ def spearman_rows(x: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def trends(
     replicates: Replicates,
+    points: pl.DataFrame | None = None,
     *,
     metrics: Iterable[str] = TREND_METRICS,
     alpha: float = ALPHA,
 ) -> pl.DataFrame:
-    """Spearman trend of each metric over severity, per curve.
+    """Spearman trend of each metric over severity, per curve, on the pooled curve.
 
     Parameters
     ----------
     replicates
-        From ``relcol.analysis.bootstrap``: the per-seed values (``seeds``) give ρ and its
-        p-value, the replicates of the pooled curve its interval.
+        From ``relcol.analysis.bootstrap``: the cells, the point estimates and the
+        replicates of the pooled curve (its interval).
+    points
+        One row per cell with the cell keys and the metric columns (the report's point
+        tables); it supplies metrics the replicates do not hold as points, such as
+        ``ece_excess`` (whose replicates are ECE's less the cell's ``ece_null``, ECE₀ held at
+        its point estimate). None: the replicates' own points.
     metrics
-        Metrics with per-seed values and replicates (default ``TREND_METRICS``).
+        Metrics to test (default ``TREND_METRICS``); those neither table holds are skipped.
     alpha
-        1 − the interval's level.
+        1 − the level of ρ's bootstrap interval.
 
     Returns
     -------
     polars.DataFrame
         One row per curve × metric: ``study``, ``dataset``, ``model``, ``corruption``,
-        ``label``, then ``metric``, ``spearman_rho``, ``p_value``, ``p_method``
-        (``exact``/``t``), ``rho_lo``, ``rho_hi``, ``pooled_rho``, ``points`` (per-seed
-        points used), ``severities``. Curves with fewer than 3 severities are left out.
+        ``label``, then ``metric``, ``spearman_rho`` (of the pooled curve: one value per
+        severity), ``p_value`` (two-sided, from the paired bootstrap replicates of ρ),
+        ``rho_lo``, ``rho_hi`` (their percentile interval), ``points`` (severities with a
+        defined value) and ``severities``. Curves with fewer than 3 severities are left
+        out.
     """
     keys = [k for k in replicates.keys if k != "severity"]
     cells = replicates.cells.with_row_index("_cell")
     curves = cells.group_by(keys, maintain_order=True).agg(pl.col("severity"), pl.col("_cell"))
-    seeds = replicates.seeds
-    names = [m for m in metrics if m in replicates.values and m in seeds.columns]
-    seed_lists = seeds.group_by(keys, maintain_order=True).agg(
-        pl.col("severity"), *(pl.col(m).fill_nan(None) for m in names)
-    )
-    joined = curves.join(
-        seed_lists, on=keys, how="left", nulls_equal=True, maintain_order="left", suffix="_seed"
-    )
+    values, point_values = _trend_values(replicates, points)
+    names = [m for m in metrics if m in values]
     rows = []
-    for curve in joined.iter_rows(named=True):
+    for curve in curves.iter_rows(named=True):
         order = np.argsort(curve["severity"])
         severity = np.asarray(curve["severity"], dtype=np.float64)[order]
         index = np.asarray(curve["_cell"])[order]
         if len(severity) < 3:
             continue
-        x_seed = np.asarray(curve["severity_seed"] or [], dtype=np.float64)
         for name in names:
-            y_seed = np.asarray(
-                [np.nan if v is None else v for v in (curve[name] or [])], dtype=np.float64
-            )
-            keep = np.isfinite(y_seed)
-            rho, p, method = spearman(x_seed[keep], y_seed[keep])
-            pooled = spearman(severity, replicates.points[name][index])[0]
-            per_replicate = spearman_rows(severity, replicates.values[name][index].T)
+            y = point_values[name][index]
+            keep = np.isfinite(y)
+            rho = spearman(severity[keep], y[keep])[0]
+            per_replicate = spearman_rows(severity, values[name][index].T)
             lo, hi = percentile_interval(per_replicate[None, :], alpha)
+            p = bootstrap_p_values(per_replicate[None, :])[0] if np.isfinite(rho) else np.nan
             rows.append(
                 {
                     **{k: curve[k] for k in keys},
                     "metric": name,
                     "spearman_rho": rho,
                     "p_value": p,
-                    "p_method": method,
                     "rho_lo": lo[0],
                     "rho_hi": hi[0],
-                    "pooled_rho": pooled,
                     "points": int(keep.sum()),
                     "severities": len(severity),
                 }
@@ -219,12 +227,33 @@ def trends(
         "metric": pl.String,
         "spearman_rho": pl.Float64,
         "p_value": pl.Float64,
-        "p_method": pl.String,
         "rho_lo": pl.Float64,
         "rho_hi": pl.Float64,
-        "pooled_rho": pl.Float64,
         "points": pl.Int64,
         "severities": pl.Int64,
     }
     frame = pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
     return frame.with_columns(pl.col(pl.Float64).fill_nan(None))
+
+
+def _trend_values(
+    replicates: Replicates, points: pl.DataFrame | None
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Per metric: the (cells × B) replicates and the (cells,) point estimates, in the
+    replicates' cell order; ``ece_excess`` where ``points`` has ``ece_null``."""
+    values = dict(replicates.values)
+    point_values = dict(replicates.points)
+    if points is None:
+        return values, point_values
+    keys = list(replicates.keys)
+    joined = replicates.cells.join(
+        points, on=keys, how="left", nulls_equal=True, maintain_order="left"
+    )
+
+    def column(name: str) -> np.ndarray:
+        return joined[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+
+    if "ece" in values and {"ece_null", "ece_excess"} <= set(joined.columns):
+        values["ece_excess"] = values["ece"] - column("ece_null")[:, None]
+        point_values["ece_excess"] = column("ece_excess")
+    return values, point_values
