@@ -58,6 +58,7 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sparse
 
+from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.errors import ParameterError
 from relcol.metrics import bin_index, stream_key, uniform
 from relcol.metrics._discrimination import _cohens_d, _point_biserial
@@ -1194,6 +1195,8 @@ DIFFERENCE_COLUMNS = (
     "difference",
     "difference_lo",
     "difference_hi",
+    "p_value",
+    "q_value",
 )
 
 
@@ -1216,7 +1219,10 @@ def paired_differences(
     ``difference`` is the difference of the point estimates in ``points`` (one row per
     cell, the metric columns; ``ece_excess`` from ``ece_null``), ``difference_lo`` /
     ``difference_hi`` the percentile interval of the replicate differences, each
-    replicate using the same weights on both cells.
+    replicate using the same weights on both cells. ``p_value`` is the two-sided bootstrap
+    p-value of no difference and ``q_value`` its Benjamini–Hochberg adjustment within the
+    family of one study × contrast × metric (a model pair counted once, not both ways):
+    calling the rows with q ≤ α different keeps the expected share of false calls at α.
     """
     keys = list(replicates.keys)
     cells = replicates.cells.with_row_index("index")
@@ -1262,9 +1268,16 @@ def paired_differences(
             continue
         index = contrast["index"].to_numpy().astype(np.int64)
         reference = contrast["reference_index"].to_numpy().astype(np.int64)
+        study = joined["study"].to_numpy()[index]
         for name in names:
             values = available[name]
-            lo, hi = percentile_interval(values[index] - values[reference], alpha)
+            replicate = values[index] - values[reference]
+            lo, hi = percentile_interval(replicate, alpha)
+            p = bootstrap_p_values(replicate)
+            q = np.full(len(p), np.nan)
+            for one in np.unique(study):
+                family = study == one
+                q[family] = benjamini_hochberg(p[family])
             point = joined[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
             sides = [(index, reference, lo, hi)]
             if mirrored:  # B − A: the quantiles of the negated replicates
@@ -1282,6 +1295,8 @@ def paired_differences(
                             "difference": point[i] - point[r],
                             "difference_lo": low,
                             "difference_hi": high,
+                            "p_value": p,
+                            "q_value": q,
                         }
                     )
                 )

@@ -1,0 +1,52 @@
+"""p-values of the paired differences and their Benjamini–Hochberg adjustment."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+from relcol.analysis import bootstrap, paired_differences
+from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
+from relcol.metrics import calibration
+from relcol.store import CELL
+from tests.test_bootstrap import frame_of
+
+
+def test_benjamini_hochberg_matches_scipy():
+    p = np.random.default_rng(0).random(200) ** 3
+    assert benjamini_hochberg(p) == pytest.approx(stats.false_discovery_control(p, method="bh"))
+
+
+def test_benjamini_hochberg_by_hand_and_nan():
+    # sorted 0.01, 0.03, 0.04, 0.2 (m = 4): 0.04, 0.06, 0.0533, 0.2 → running minimum from the top
+    q = benjamini_hochberg(np.array([0.01, 0.04, 0.03, np.nan, 0.2]))
+    assert q[:3] == pytest.approx([0.04, 0.16 / 3, 0.16 / 3]) and np.isnan(q[3]) and q[4] == 0.2
+
+
+def test_bootstrap_p_value_is_never_zero_and_counts_ties_both_ways():
+    replicates = np.array([[0.5] * 99, [0.0] * 99, [-1.0] * 50 + [1.0] * 49])
+    p = bootstrap_p_values(replicates)
+    assert p[0] == pytest.approx(2 / 100)  # all above 0: 2·(0 + 1)/(99 + 1)
+    assert p[1] == 1.0  # all exactly 0
+    assert p[2] == pytest.approx(min(1, 2 * 50 / 100))
+    assert np.isnan(bootstrap_p_values(np.array([[np.nan] * 60 + [1.0] * 40]))[0])
+
+
+def test_differences_carry_p_and_q_values_per_family():
+    rows = frame_of(np.random.default_rng(7), models=("a", "b", "c"), severities=(0.0, 0.3, 0.6))
+    result = bootstrap(rows, replicates=200)
+    points = calibration(rows, CELL, proba=None).collect()
+    table = paired_differences(result, points, metrics=["gap", "accuracy"])
+    assert table["p_value"].min() > 0 and table["p_value"].max() <= 1
+    # a model pair appears both ways with the same p- and q-value
+    model = table.filter(pl.col("contrast") == "model", pl.col("metric") == "gap")
+    ab = model.filter(pl.col("model") == "a", pl.col("reference_model") == "b")
+    ba = model.filter(pl.col("model") == "b", pl.col("reference_model") == "a")
+    assert ab.sort("severity")["q_value"].to_list() == ba.sort("severity")["q_value"].to_list()
+    # the family of one contrast × metric, each pair once: BH over its p-values
+    one_way = model.filter(pl.col("model") < pl.col("reference_model"))
+    expected = stats.false_discovery_control(one_way["p_value"].to_numpy(), method="bh")
+    assert one_way["q_value"].to_numpy() == pytest.approx(expected)
+    assert (table["q_value"] >= table["p_value"] - 1e-15).all()
