@@ -39,7 +39,14 @@ from relcol.cli._common import user_errors, warehouse_option
     type=click.FloatRange(min=0),
     default=0.05,
     show_default=True,
-    help="d* margin: the first severity whose gap's lower bound exceeds tau.",
+    help="Overconfidence margin: clean overconfidence and d* need the gap significantly above tau.",
+)
+@click.option(
+    "--margin",
+    type=click.FloatRange(0, 1, max_open=True),
+    default=0.02,
+    show_default=True,
+    help="Break point margin: the gap's rise over clean must be significantly above it.",
 )
 @click.option(
     "--seed",
@@ -61,6 +68,7 @@ def report(
     replicates: int,
     alpha: float,
     tau: float,
+    margin: float,
     seed: int,
     warehouse: str | None,
     quiet: bool,
@@ -104,6 +112,7 @@ def report(
             bootstrap=replicates,
             alpha=alpha,
             tau=tau,
+            margin=margin,
             seed=seed,
             progress=advance,
         )

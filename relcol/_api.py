@@ -190,6 +190,7 @@ def report_tables(
     bootstrap: int = 1000,
     alpha: float = 0.05,
     tau: float = 0.05,
+    margin: float = 0.02,
     seed: int = 0,
 ) -> dict[str, pl.DataFrame]:
     """Every table the report shows and exports, by name (``calibration`` first).
@@ -202,9 +203,11 @@ def report_tables(
     With ``bootstrap`` = B > 0 the statistical layer (METRICS.md §6) adds percentile
     intervals at level 1 − ``alpha`` beside every metric (paired Poisson bootstrap over test
     samples, generator offset ``seed``), the per-seed values (``seeds``), the paired
-    ``differences``, the ``trends`` and the ``thresholds`` (d* with margin ``tau``).
+    ``differences``, the ``trends`` and the ``thresholds`` (clean overconfidence and d* with
+    margin ``tau``, the break point with ``margin`` on the change of the gap).
     """
     bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
+    margin = _check_margin(margin)
     metric_tables, cells = _metric_tables(wh, study, bins=bins)
     tables = {
         **metric_tables,
@@ -218,8 +221,10 @@ def report_tables(
             replicates=bootstrap,
             alpha=alpha,
             tau=tau,
+            margin=margin,
             seed=seed,
             bins=bins,
+            samples=cells,
         )
         tables |= layer
         tables["calibration"] = tables["calibration"].with_columns(
@@ -241,6 +246,13 @@ def _check_statistics(bootstrap: object, alpha: object, tau: object, seed: objec
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**62:
         raise ParameterError(f"seed must be an int in [0, 2^62). Got {seed!r}.")
     return bootstrap, float(alpha), float(tau), seed
+
+
+def _check_margin(margin: object) -> float:
+    number = (int, float)
+    if isinstance(margin, bool) or not isinstance(margin, number) or not 0 <= margin < 1:
+        raise ParameterError(f"margin must be a number in [0, 1). Got {margin!r}.")
+    return float(margin)
 
 
 #: Monte Carlo draws R behind ``ece_null`` in the report's calibration table.
@@ -288,13 +300,14 @@ def report(
     bootstrap: int = 1000,
     alpha: float = 0.05,
     tau: float = 0.05,
+    margin: float = 0.02,
     seed: int = 0,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportResult:
     """Compute the metric tables of one study, materialise them, and write the HTML report.
 
-    ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau`` and ``seed`` set the
-    statistical layer (``report_tables``).
+    ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau``, ``margin`` and ``seed``
+    set the statistical layer (``report_tables``).
 
     ``progress``, when given, is called as ``progress(step, done, total)`` after each step
     (``"tables"``, ``"warehouse"``, each section of the page, ``"files"``), with ``total``
@@ -310,7 +323,14 @@ def report(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     tables = report_tables(
-        wh, study, bins=bins, bootstrap=bootstrap, alpha=alpha, tau=tau, seed=seed
+        wh,
+        study,
+        bins=bins,
+        bootstrap=bootstrap,
+        alpha=alpha,
+        tau=tau,
+        margin=margin,
+        seed=seed,
     )
     advance("tables")
     for view, name in MATERIALISED.items():
@@ -332,6 +352,7 @@ def report(
     }
     if bootstrap:
         meta |= {"bootstrap": bootstrap, "level": 1 - alpha, "alpha": alpha, "tau": tau}
+        meta |= {"margin": margin}
         meta |= {"seed": seed}
     out_dir = Path(out) if out is not None else Path("reports") / study
     html = write_report(out_dir, tables=tables, meta=meta, progress=advance)

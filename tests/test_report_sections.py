@@ -266,7 +266,7 @@ def test_verdicts_and_the_trust_section_appear_with_their_data(tables, meta, mon
     html = render_html({**tables, "thresholds": thresholds}, meta=meta)
     assert _sections(html)[:3] == ["summary", "trust", "degradation"]
     assert "<p>24 curves</p>" in html  # the section the module returned, in its place
-    assert "significantly overconfident from d* = 0.25" in html
+    assert "confidently wrong from d* = 0.25" in html
     assert '<span class="light red">red</span> 8' in html
 
 

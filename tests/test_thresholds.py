@@ -1,5 +1,6 @@
-"""Where trust breaks (METRICS.md §6): d*, the break point, the traffic light and the action;
-and the statistical layer in the report, the warehouse and the command line."""
+"""Where trust breaks (METRICS.md §6): clean overconfidence, the break point, d*, the traffic
+light and the action; and the statistical layer in the report, the warehouse and the command
+line. Their error rates under simulated nulls are in tests/test_nulls.py."""
 
 from __future__ import annotations
 
@@ -14,62 +15,59 @@ from tests.test_cli import relcol as run_relcol
 KEYS = {"study": "s", "dataset": "d", "model": "m", "corruption": "mcar", "label": None}
 
 
-def curve(**columns) -> pl.DataFrame:
-    """A calibration table of one curve over the given severities."""
+def evidence(**columns) -> pl.DataFrame:
+    """The evidence of one curve over the given severities (``cell_evidence``'s columns)."""
     n = len(columns["severity"])
     base = {
+        "samples": [500] * n,
         "accuracy": [0.9] * n,
         "mean_confidence": [0.9] * n,
         "gap": [0.0] * n,
-        "gap_lo": [-0.01] * n,
-        "gap_hi": [0.01] * n,
+        "gap_lower": [-0.02] * n,
+        "change": [None] + [0.0] * (n - 1),
+        "change_lower": [None] + [-0.02] * (n - 1),
         "ece": [0.03] * n,
-        "mce": [0.1] * n,
+        "ece_upper": [0.04] * n,
+        "calibration_lower": [0.0] * n,
+        "auroc": [0.9] * n,
+        "auroc_lower": [0.85] * n,
+        "auroc_upper": [0.95] * n,
+        "mce_judged": [0.1] * n,
+        "mce_lower": [0.0] * n,
     }
-    frame = pl.DataFrame({**{k: [v] * n for k, v in KEYS.items()}, **base, **columns})
-    return frame.with_columns(pl.col("label").cast(pl.Int32))
-
-
-def discrimination(cal: pl.DataFrame, auroc: list[float | None]) -> pl.DataFrame:
-    keys = ["study", "dataset", "model", "corruption", "severity", "label"]
-    return cal.select(keys).with_columns(auroc=pl.Series(auroc, dtype=pl.Float64))
-
-
-def ece_changes(cal: pl.DataFrame, bounds: list[tuple[float, float]]) -> pl.DataFrame:
-    keys = ["study", "dataset", "model", "corruption", "severity", "label"]
-    rows = cal.select(keys).filter(pl.col("severity") != 0)
-    return rows.with_columns(
-        contrast=pl.lit("clean"),
-        metric=pl.lit("ece"),
-        difference=pl.Series([(a + b) / 2 for a, b in bounds]),
-        difference_lo=pl.Series([a for a, _ in bounds]),
-        difference_hi=pl.Series([b for _, b in bounds]),
+    frame = pl.DataFrame(
+        {**{k: [v] * n for k, v in KEYS.items()}, **base, **columns},
+        schema_overrides={"change": pl.Float64, "change_lower": pl.Float64},
     )
+    return frame.with_columns(pl.col("label").cast(pl.Int32))
 
 
 # The traffic light ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
-    ("ece", "auroc", "mce", "light", "deciding", "action"),
+    ("cell", "light", "deciding", "action"),
     [
-        (0.05, 0.80, 0.15, "green", "ece", "deploy"),  # every green bound is inclusive
-        (0.0500001, 0.9, 0.1, "amber", "ece", "temperature scaling"),
-        (0.15, 0.9, 0.1, "amber", "ece", "temperature scaling"),
-        (0.16, 0.9, 0.1, "red", "ece", "isotonic regression, then re-evaluate"),
-        (0.03, 0.79, 0.1, "amber", "auroc", "retrain"),  # AUROC < 0.80: retrain first
-        (0.03, 0.74, 0.1, "red", "auroc", "retrain"),
-        (0.03, 0.9, 0.2, "amber", "mce", "deploy"),  # deploy by ECE, amber by MCE
-        (0.03, 0.9, 0.21, "red", "mce", "deploy"),
-        (0.2, 0.7, 0.3, "red", "ece", "retrain"),  # several red: the first of ece, auroc, mce
-        (0.03, None, 0.1, "green", "ece", "deploy"),  # no AUROC (no wrong row): not judged
+        ({}, "green", None, "deploy"),
+        ({"ece_upper": 0.05}, "green", None, "deploy"),  # the green bound is inclusive
+        ({"ece_upper": 0.06}, "amber", "ece", "more test data"),  # not shown to be within 0.05
+        ({"ece_upper": 0.12, "calibration_lower": 0.07}, "amber", "ece", "temperature scaling"),
+        ({"ece_upper": 0.3, "calibration_lower": 0.16}, "red", "ece", "isotonic regression, then re-evaluate"),
+        ({"auroc_lower": 0.78}, "amber", "auroc", "more test data"),
+        ({"auroc": 0.78, "auroc_lower": 0.7, "auroc_upper": 0.85}, "amber", "auroc", "retrain"),
+        ({"auroc": 0.7, "auroc_lower": 0.6, "auroc_upper": 0.74}, "red", "auroc", "retrain"),
+        ({"mce_judged": 0.18}, "amber", "mce", "temperature scaling"),
+        ({"mce_judged": 0.3, "mce_lower": 0.21}, "red", "mce", "isotonic regression, then re-evaluate"),
+        # several red: discrimination first (recalibrating cannot fix it), so retrain
+        ({"calibration_lower": 0.2, "ece_upper": 0.3, "auroc": 0.7, "auroc_upper": 0.74}, "red", "auroc", "retrain"),
+        # no AUROC (no wrong row): not judged
+        ({"auroc": None, "auroc_lower": None, "auroc_upper": None}, "green", None, "deploy"),
+        ({"samples": 29}, None, None, None),  # too few samples: no light
     ],
 )
-def test_traffic_light_and_action(ece, auroc, mce, light, deciding, action):
-    cells = pl.DataFrame(
-        {"ece": [ece], "auroc": [auroc], "mce": [mce]}, schema_overrides={"auroc": pl.Float64}
-    )
-    row = cell_lights(cells).row(0, named=True)
+def test_traffic_light_and_action(cell, light, deciding, action):
+    row = cell_lights(evidence(severity=[0.0], **{k: [v] for k, v in cell.items()}))
+    row = row.row(0, named=True)
     assert (row["traffic_light"], row["deciding_metric"], row["action"]) == (
         light,
         deciding,
@@ -77,75 +75,137 @@ def test_traffic_light_and_action(ece, auroc, mce, light, deciding, action):
     )
 
 
+def test_light_and_action_never_contradict():
+    """Every combination of evidence: deploy exactly when green, never with red."""
+    grid = {
+        "ece_upper": [0.04, 0.1, 0.3],
+        "calibration_lower": [0.0, 0.1, 0.2],
+        "auroc_upper": [0.7, 0.9],
+        "auroc_lower": [0.6, 0.85],
+        "mce_judged": [0.1, 0.3],
+        "mce_lower": [0.0, 0.25],
+    }
+    rows = pl.DataFrame({"x": [0]})
+    for name, values in grid.items():
+        rows = rows.join(pl.DataFrame({name: values}), how="cross")
+    cells = evidence(severity=[0.0] * rows.height).drop(grid).hstack(rows.drop("x"))
+    lit = cell_lights(cells)
+    assert ((lit["traffic_light"] == "green") == (lit["action"] == "deploy")).all()
+    red = lit.filter(pl.col("traffic_light") == "red")
+    assert red.height and set(red["action"]) <= {"retrain", "isotonic regression, then re-evaluate"}
+
+
 def test_thresholds_are_configurable():
-    cells = pl.DataFrame({"ece": [0.08], "auroc": [0.9], "mce": [0.1]})
-    strict = TrafficLight(green_ece=0.1, deploy_ece=0.1)
-    assert cell_lights(cells, strict).row(0, named=True)["traffic_light"] == "green"
-    assert cell_lights(cells, strict).row(0, named=True)["action"] == "deploy"
+    cell = evidence(severity=[0.0], ece_upper=[0.08])
+    assert cell_lights(cell).row(0, named=True)["traffic_light"] == "amber"
+    strict = TrafficLight(green_ece=0.1)
+    assert cell_lights(cell, strict).row(0, named=True)["traffic_light"] == "green"
+    assert cell_lights(cell, strict).row(0, named=True)["action"] == "deploy"
+    few = TrafficLight(min_samples=600)
+    assert cell_lights(cell, few).row(0, named=True)["traffic_light"] is None
 
 
-# d* and the break point ----------------------------------------------------------------------
+# Clean overconfidence, the break point and d* ---------------------------------------------------
 
 
-def test_d_star_is_the_first_severity_significantly_overconfident_by_more_than_tau():
-    cal = curve(
-        severity=[0.0, 0.1, 0.2, 0.3],
-        gap=[0.01, 0.07, 0.12, 0.2],
-        gap_lo=[-0.02, 0.04, 0.06, 0.1],  # > τ = 0.05 first at 0.2 (0.04 is significant but < τ)
-        gap_hi=[0.04, 0.1, 0.18, 0.3],
-        accuracy=[0.9, 0.8, 0.7, 0.6],
-        mean_confidence=[0.91, 0.87, 0.82, 0.8],
-    )
-    out = thresholds(cal, discrimination(cal, [0.9] * 4)).row(0, named=True)
-    assert out["d_star"] == 0.2 and out["d_star_gap_lo"] == 0.06 and out["d_star_gap_hi"] == 0.18
-    assert (out["d_star_accuracy"], out["d_star_confidence"], out["d_star_gap"]) == (
-        0.7,
-        0.82,
-        0.12,
-    )
-    assert (
-        thresholds(cal, discrimination(cal, [0.9] * 4), tau=0.03).row(0, named=True)["d_star"]
-        == 0.1
-    )
-    assert (
-        thresholds(cal, discrimination(cal, [0.9] * 4), tau=0.2).row(0, named=True)["d_star"]
-        is None
-    )
-    clean = cal.with_columns(gap_lo=pl.lit(0.3))  # overconfident already on clean data
-    assert thresholds(clean, discrimination(cal, [0.9] * 4)).row(0, named=True)["d_star"] == 0.0
+def test_clean_overconfidence_is_a_one_sided_test_against_tau():
+    cell = evidence(severity=[0.0, 0.1], gap=[0.08, 0.08], gap_lower=[0.06, 0.06])
+    row = thresholds(cell).row(0, named=True)
+    assert row["clean_overconfident"] is True and row["clean_gap_lo"] == 0.06
+    assert thresholds(cell, tau=0.06).row(0, named=True)["clean_overconfident"] is False
+    # overconfident when clean and no worse after: no d*, no break point
+    assert row["d_star"] is None and row["break_point"] is None
     with pytest.raises(ParameterError, match=r"tau must be a number >= 0\. Got -0\.1"):
-        thresholds(cal, discrimination(cal, [0.9] * 4), tau=-0.1)
+        thresholds(cell, tau=-0.1)
+    with pytest.raises(ParameterError, match=r"margin must be a number >= 0"):
+        thresholds(cell, margin=-1)
 
 
-def test_break_point_is_the_first_severity_whose_ece_change_excludes_zero():
-    cal = curve(severity=[0.0, 0.1, 0.2, 0.3], accuracy=[0.9, 0.85, 0.8, 0.7])
-    # 0.1: [−0.01, 0.02] contains 0; 0.2: [0.01, 0.05] excludes it; 0.3 as well
-    changes = ece_changes(cal, [(-0.01, 0.02), (0.01, 0.05), (0.05, 0.1)])
-    out = thresholds(cal, discrimination(cal, [0.9] * 4), changes).row(0, named=True)
-    assert out["break_point"] == 0.2 and out["break_accuracy"] == 0.8
-    assert (out["break_change_lo"], out["break_change_hi"]) == (0.01, 0.05)
-    lower = ece_changes(cal, [(-0.01, 0.02), (-0.05, -0.01), (0.0, 0.1)])  # ECE falls: a break too
-    assert (
-        thresholds(cal, discrimination(cal, [0.9] * 4), lower).row(0, named=True)["break_point"]
-        == 0.2
+def test_break_point_is_the_end_of_the_run_of_rejections_from_the_most_severe_level():
+    cell = evidence(
+        severity=[0.0, 0.1, 0.2, 0.3, 0.4],
+        accuracy=[0.9, 0.88, 0.8, 0.7, 0.6],
+        change=[None, 0.05, 0.01, 0.06, 0.1],
+        # 0.1 significant, 0.2 not: the sequence from 0.4 down stops at 0.2, so 0.3
+        change_lower=[None, 0.03, 0.0, 0.03, 0.07],
     )
-    never = ece_changes(cal, [(-0.01, 0.02)] * 3)
-    row = thresholds(cal, discrimination(cal, [0.9] * 4), never).row(0, named=True)
-    assert row["break_point"] is None and row["break_accuracy"] is None
+    row = thresholds(cell).row(0, named=True)
+    assert row["break_point"] == 0.3 and row["break_accuracy"] == 0.7
+    assert (row["break_change"], row["break_change_lo"]) == (0.06, 0.03)
+    assert thresholds(cell, margin=0.05).row(0, named=True)["break_point"] == 0.4
+    assert thresholds(cell, margin=0.08).row(0, named=True)["break_point"] is None
+
+
+def test_an_improvement_is_never_a_break_point():
+    cell = evidence(
+        severity=[0.0, 0.1, 0.2],
+        change=[None, -0.1, -0.2],
+        change_lower=[None, -0.15, -0.25],  # the gap falls significantly
+    )
+    row = thresholds(cell).row(0, named=True)
+    assert row["break_point"] is None and row["d_star"] is None
+
+
+def test_d_star_needs_a_significant_rise_and_a_gap_above_tau():
+    cell = evidence(
+        severity=[0.0, 0.1, 0.2, 0.3],
+        gap=[0.01, 0.04, 0.09, 0.2],
+        gap_lower=[-0.02, 0.03, 0.06, 0.15],  # above τ = 0.05 from 0.2
+        change=[None, 0.03, 0.08, 0.19],
+        change_lower=[None, 0.025, 0.05, 0.14],  # above the margin 0.02 from 0.1
+        mean_confidence=[0.91, 0.9, 0.88, 0.85],
+        accuracy=[0.9, 0.86, 0.79, 0.65],
+    )
+    row = thresholds(cell).row(0, named=True)
+    assert row["break_point"] == 0.1 and row["d_star"] == 0.2
+    assert (row["d_star_accuracy"], row["d_star_confidence"], row["d_star_gap"]) == (0.79, 0.88, 0.09)
+    assert row["d_star_gap_lo"] == 0.06
+    assert thresholds(cell, tau=0.1).row(0, named=True)["d_star"] == 0.3
+    assert thresholds(cell, tau=0.2).row(0, named=True)["d_star"] is None
 
 
 def test_the_curves_light_is_its_worst_where_it_first_appears():
-    cal = curve(severity=[0.0, 0.1, 0.2, 0.3], ece=[0.03, 0.1, 0.2, 0.3])
-    out = thresholds(cal, discrimination(cal, [0.9] * 4)).row(0, named=True)
-    assert (out["traffic_light"], out["light_severity"], out["deciding_metric"]) == (
+    cell = evidence(
+        severity=[0.0, 0.1, 0.2, 0.3],
+        ece_upper=[0.04, 0.1, 0.3, 0.4],
+        calibration_lower=[0.0, 0.06, 0.16, 0.25],
+    )
+    row = thresholds(cell).row(0, named=True)
+    assert (row["traffic_light"], row["light_severity"], row["deciding_metric"]) == (
         "red",
         0.2,
         "ece",
     )
-    assert out["action"] == "isotonic regression, then re-evaluate"
-    assert out["clean_traffic_light"] == "green" and out["worst_severity"] == 0.3
-    no_auroc = thresholds(cal.head(1), discrimination(cal.head(1), [None])).row(0, named=True)
-    assert no_auroc["traffic_light"] == "green"
+    assert row["action"] == "isotonic regression, then re-evaluate"
+    assert row["clean_traffic_light"] == "green" and row["worst_severity"] == 0.3
+    few = thresholds(cell.with_columns(samples=pl.lit(10))).row(0, named=True)
+    assert few["traffic_light"] is None and few["action"] is None
+
+
+def test_cell_evidence_bounds_are_quantiles_of_the_replicates():
+    """The bounds behind the verdicts, recomputed from the replicates with numpy."""
+    import numpy as np
+
+    from relcol.analysis import bootstrap, cell_evidence
+    from tests.test_bootstrap import frame_of
+
+    rows = frame_of(np.random.default_rng(4), models=("a",), severities=(0.0, 0.2, 0.4), samples=60)
+    result = bootstrap(rows, replicates=200)
+    points = relcol.metrics.calibration(rows, relcol.store.CELL, proba=None).collect()
+    out = cell_evidence(result, points, alpha=0.1).sort("severity")
+    gap = result.values["gap"]
+    order = result.cells.with_row_index("i").sort("severity")["i"].to_numpy()
+    assert out["gap_lower"].to_list() == pytest.approx(np.quantile(gap[order], 0.1, axis=1))
+    change = gap[order[1:]] - gap[order[0]]
+    assert out["change_lower"].to_list()[1:] == pytest.approx(np.quantile(change, 0.1, axis=1))
+    assert out["change"][0] is None
+    level = 0.1 / 3  # Bonferroni over the curve's three severities
+    ece = result.values["ece"][order]
+    assert out["ece_upper"].to_list() == pytest.approx(np.quantile(ece, 1 - level, axis=1))
+    absolute = np.maximum(np.quantile(gap[order], level, 1), -np.quantile(gap[order], 1 - level, 1))
+    excess = ece - points.sort("severity")["ece_null"].to_numpy()[:, None]
+    expected = np.fmax(np.maximum(absolute, 0), np.quantile(excess, level, axis=1))
+    assert out["calibration_lower"].to_list() == pytest.approx(expected)
 
 
 # The statistical layer in the report, the warehouse and the command line -------------------
@@ -175,12 +235,13 @@ def test_report_tables_carry_intervals_trends_and_thresholds(reported):
     assert inside.all()
     curves = calibration.select("dataset", "model", "corruption").unique().height
     assert tables["thresholds"].height == curves
-    # 3 severities × 2 seeds = 6 points (fewer where a seed's AUROC is undefined): exact
+    # the pooled curve: one point per severity (3 in the tiny study)
     trends = tables["trends"]
-    assert set(trends["p_method"]) <= {"exact", "none"} and trends["points"].max() == 6
-    assert (trends.filter(pl.col("metric") == "gap")["points"] == 6).all()
+    assert (trends.filter(pl.col("metric") == "gap")["points"] == 3).all()
+    assert trends.filter(pl.col("p_value").is_not_null())["p_value"].min() > 0
     assert tables["seeds"]["seed"].unique().sort().to_list() == [0, 1]
-    assert "d*" in result.summary and "light" in result.summary
+    assert "d*" in result.summary and "light" in result.summary and "break" in result.summary
+    assert tables["evidence"].height == calibration.height
 
 
 def test_materialised_views_after_a_report(reported):
@@ -215,6 +276,7 @@ def test_bootstrap_zero_reports_point_estimates_only(tiny_warehouse):
         (["--alpha", "1.5"], "--alpha"),
         (["--bootstrap", "-1"], "--bootstrap"),
         (["--tau", "-0.1"], "--tau"),
+        (["--margin", "1"], "--margin"),
         (["--seed", "-2"], "--seed"),
     ],
 )
@@ -228,3 +290,5 @@ def test_report_api_validates_options(tiny_warehouse):
         relcol._api.report_tables(tiny_warehouse, "tiny", alpha=0)
     with pytest.raises(ParameterError, match="bootstrap must be an int"):
         relcol._api.report_tables(tiny_warehouse, "tiny", bootstrap=True)
+    with pytest.raises(ParameterError, match=r"margin must be a number in \[0, 1\)"):
+        relcol._api.report_tables(tiny_warehouse, "tiny", margin=-0.1)

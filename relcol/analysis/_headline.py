@@ -26,7 +26,9 @@ def verdicts(thresholds: pl.DataFrame) -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
-        ``[study,] model, curves, red, amber, green`` (counts), and when ``d_star`` is
+        ``[study,] model, curves, red, amber, green`` (counts), ``clean_over`` (curves
+        already overconfident when clean) when ``clean_overconfident`` is present, and when
+        ``d_star`` is
         present ``d_star`` (the smallest over the model's curves; null if never reached)
         with the ``dataset`` and ``corruption`` where it happens (the first in row order on
         ties). Models in order of first appearance.
@@ -45,6 +47,8 @@ def verdicts(thresholds: pl.DataFrame) -> pl.DataFrame:
     light = pl.col("traffic_light").cast(pl.String).str.to_lowercase()
     counts = [pl.len().alias("curves")] + [(light == c).sum().alias(c) for c in LIGHTS]
     where = [c for c in ("dataset", "corruption") if c in thresholds.columns]
+    if "clean_overconfident" in thresholds.columns:
+        counts.append(pl.col("clean_overconfident").fill_null(False).sum().alias("clean_over"))
     if "d_star" in thresholds.columns:
         first = pl.col("d_star").arg_min()
         counts.append(pl.col("d_star").min())
@@ -53,4 +57,5 @@ def verdicts(thresholds: pl.DataFrame) -> pl.DataFrame:
     if "d_star" in out.columns:
         reached = pl.col("d_star").is_not_null()
         out = out.with_columns(pl.when(reached).then(pl.col(c)).alias(c) for c in where)
-    return out.with_columns(pl.col(c).cast(pl.Int64) for c in ("curves", *LIGHTS))
+    counted = [c for c in ("curves", *LIGHTS, "clean_over") if c in out.columns]
+    return out.with_columns(pl.col(c).cast(pl.Int64) for c in counted)

@@ -21,7 +21,14 @@ from relcol.analysis._bootstrap import (
     paired_differences,
     with_intervals,
 )
-from relcol.analysis._thresholds import DEFAULT_LIGHTS, TAU, TrafficLight, thresholds
+from relcol.analysis._thresholds import (
+    DEFAULT_LIGHTS,
+    MARGIN,
+    TAU,
+    TrafficLight,
+    cell_evidence,
+    thresholds,
+)
 from relcol.analysis._trends import TREND_METRICS, trends
 from relcol.store import CELL
 
@@ -41,12 +48,14 @@ def statistical_tables(
     replicates: int = REPLICATES,
     alpha: float = ALPHA,
     tau: float = TAU,
+    margin: float = MARGIN,
     seed: int = 0,
     bins: int = 15,
     levels: int = LEVELS,
     lights: TrafficLight = DEFAULT_LIGHTS,
     coverage: float | None = None,
     risk: float | None = None,
+    samples: pl.DataFrame | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Intervals, spread, differences, trends and thresholds for a study's tables.
 
@@ -57,11 +66,15 @@ def statistical_tables(
     tables
         The point-estimate tables: ``calibration`` (required, with ``n``),
         ``discrimination`` and ``selective`` (each one row per cell).
-    replicates, alpha, tau, seed, bins, levels, lights
-        B, 1 − the interval level, d*'s margin, the generator offset, the bins of the
-        point estimates, the rank metrics' level cap, the traffic-light thresholds.
+    replicates, alpha, tau, margin, seed, bins, levels, lights
+        B, 1 − the interval level (and the level of every test), the overconfidence
+        margin τ, the break point's margin on Δ(d) − Δ(0), the generator offset, the bins of
+        the point estimates, the rank metrics' level cap, the traffic-light thresholds.
     coverage, risk
         Targets of the selective summaries (default: the ``selective`` table's).
+    samples
+        One row per cell with its distinct test samples ``samples`` (the lights' minimum
+        counts); None: not applied.
 
     Returns
     -------
@@ -70,7 +83,8 @@ def statistical_tables(
         ``<metric>_hi`` beside every bootstrapped metric (and the per-seed spread of the
         headline metrics), ``calibration_bins`` (when given) with each bin's
         ``accuracy_lo``/``accuracy_hi``, plus ``seeds`` (per cell × seed values), ``differences``
-        (paired: vs clean and model vs model), ``trends`` and ``thresholds``.
+        (paired: vs clean and model vs model), ``trends``, ``evidence`` (per cell, the
+        estimates and one-sided bounds the verdicts are decided from) and ``thresholds``.
     """
     calibration = tables["calibration"]
     selective = tables.get("selective")
@@ -115,9 +129,11 @@ def statistical_tables(
         )
     out["seeds"] = result.seeds
     out["differences"] = paired_differences(result, points, alpha)
-    out["trends"] = trends(result, metrics=TREND_METRICS, alpha=alpha)
-    if "discrimination" in tables:
-        out["thresholds"] = thresholds(
-            out["calibration"], tables["discrimination"], out["differences"], tau=tau, lights=lights
-        ).with_columns(alpha=pl.lit(float(alpha)), bootstrap=pl.lit(replicates, pl.Int32))
+    out["trends"] = trends(result, points, metrics=TREND_METRICS, alpha=alpha)
+    out["evidence"] = evidence = cell_evidence(
+        result, points, bins_table, samples, alpha=alpha, lights=lights
+    )
+    out["thresholds"] = thresholds(
+        evidence, tau=tau, margin=margin, alpha=alpha, lights=lights
+    ).with_columns(bootstrap=pl.lit(replicates, pl.Int32))
     return out

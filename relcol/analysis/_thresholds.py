@@ -1,36 +1,69 @@
-"""Where trust breaks: d*, the break point, the traffic light and the action (METRICS.md §6).
+"""Where trust breaks: clean overconfidence, the break point, d*, the traffic light and the
+action (METRICS.md §6).
 
-Per curve (study, dataset, model, corruption, label) across severities:
+Every answer here is a test with a stated error rate, decided from the paired bootstrap's
+replicates (``relcol.analysis.bootstrap``), one-sided in the direction of harm. A curve is
+(study, dataset, model, corruption, label) across its severities d₁ < … < d_K, with Δ(d) the
+gap mean confidence − accuracy of the cell at d.
 
-- ``d_star`` (silent failure): the smallest severity whose lower bound of the gap Δ exceeds
-  τ (default 0.05): significantly overconfident by more than τ. Severity 0 counts: a model
-  overconfident on clean data has d* = 0.
-- ``break_point``: the smallest severity d > 0 where the paired interval of
-  ECE(d) − ECE(0) excludes 0 (either way: ``break_change`` gives the sign).
-- Both null where never reached, and reported with the accuracy and mean confidence there
-  ("confidently wrong": confidence stays high while accuracy falls).
-- The traffic light is judged at every severity of the curve from the point estimates:
-  green when ECE ≤ 0.05, AUROC ≥ 0.80 and MCE ≤ 0.15; amber when ECE ≤ 0.15, AUROC ≥ 0.75
-  and MCE ≤ 0.20; red otherwise. ``traffic_light`` is the curve's worst light,
-  ``light_severity`` the smallest severity showing it, ``deciding_metric`` the metric that
-  sets it there (the first of ece, auroc, mce whose own light is that colour), and
-  ``action`` the recommendation at that severity: AUROC < 0.80 retrain; else ECE ≤ 0.05
-  deploy; ECE ≤ 0.15 temperature scaling; else isotonic regression, then re-evaluate.
-  ``clean_traffic_light`` is the light at severity 0. A null metric (AUROC of a cell
-  without a wrong row) is not judged; all thresholds are fields of ``TrafficLight``.
+- **Already overconfident when clean** (``clean_overconfident``): the one-sided lower bound
+  of Δ(0) at level 1 − α exceeds τ. One test per curve.
+- **Break point** (``break_point``): degradation-induced harm, free of the binned-ECE floor.
+  At each d > 0 the hypothesis "Δ(d) − Δ(0) ≤ margin" is rejected when the α-quantile of the
+  paired replicate differences exceeds the margin. The severities are tested in a **fixed
+  sequence from the most severe down**, each at level α, stopping at the first that is not
+  rejected; the break point is the last rejected, so the change is significant there and at
+  every more severe level. The sequence controls the family-wise error over the severities
+  at α (a later test is only reached after every earlier one rejected). An improvement
+  (Δ falling) is never a break.
+- **d*** (``d_star``): where the model becomes confidently wrong because of the
+  degradation: the same fixed sequence, rejecting at d only when both Δ(d) > τ and
+  Δ(d) − Δ(0) > margin are significant (an intersection–union test, level α). So d* ≥ the
+  break point, and a model only overconfident when clean, and no worse after, has no d*.
+  Both are reported with the accuracy and mean confidence there ("confidently wrong":
+  confidence stays high while accuracy falls).
+- **The traffic light**, per cell, from bounds at level 1 − α/K (Bonferroni over the
+  curve's K severities, so a curve shows an undeserved red with probability at most α):
+
+  - red when something is significantly beyond the amber thresholds: the calibration
+    error's lower bound > ``amber_ece``, AUROC's upper bound < ``amber_auroc``, or a
+    well-filled bin (``mce_min_samples`` samples' worth of rows) whose |accuracy −
+    confidence| has a lower bound > ``amber_mce`` (Bonferroni over the judged bins);
+  - green when everything is significantly within the green thresholds: the calibration
+    error's upper bound ≤ ``green_ece``, AUROC's lower bound ≥ ``green_auroc`` (when AUROC is
+    defined), and the MCE over the well-filled bins ≤ ``green_mce``;
+  - amber otherwise; no light for a cell with fewer than ``min_samples`` test samples.
+
+  The calibration error's upper bound is the plug-in ECE's (its upward bias makes the bound
+  conservative); its lower bound is the larger of |Δ|'s and (ECE − ECE₀)'s, two quantities
+  whose expectation does not exceed the true ECE (|Δ| ≤ ECE always; ECE₀ is at least the
+  plug-in's bias). The action follows the light and never contradicts it: green → deploy;
+  red or amber for discrimination (AUROC significantly below ``retrain_auroc``, or its
+  estimate below it) → retrain; red for calibration → isotonic regression, then
+  re-evaluate; amber with the calibration error significantly above ``green_ece`` →
+  temperature scaling; an amber no estimate explains → more test data (the bounds are too
+  wide to call it).
+
+The curve's ``traffic_light`` is its worst cell's, ``light_severity`` the smallest severity
+showing it, with that cell's ``deciding_metric`` and ``action``; ``clean_traffic_light`` is
+the light at severity 0. Every threshold is a field of ``TrafficLight``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 import polars as pl
 
 from relcol.analysis._frames import require_columns
 from relcol.errors import ParameterError
 
-#: Default τ for d*.
+#: Default τ: the overconfidence margin of the clean test and of d*.
 TAU = 0.05
+#: Default margin of the break point: the smallest change of Δ that counts as harm.
+MARGIN = 0.02
 #: Light colours, best first (their index is their badness).
 LIGHTS = ("green", "amber", "red")
 ACTIONS = {
@@ -38,6 +71,7 @@ ACTIONS = {
     "deploy": "deploy",
     "scaling": "temperature scaling",
     "isotonic": "isotonic regression, then re-evaluate",
+    "data": "more test data",
 }
 
 
@@ -52,28 +86,55 @@ class TrafficLight:
     amber_auroc: float = 0.75
     amber_mce: float = 0.20
     retrain_auroc: float = 0.80
-    deploy_ece: float = 0.05
-    scaling_ece: float = 0.15
+    #: A cell with fewer distinct test samples gets no light.
+    min_samples: int = 30
+    #: MCE is judged only over bins holding at least this many samples' worth of rows
+    #: (the bin's rows × the cell's samples / the cell's rows).
+    mce_min_samples: int = 30
 
 
 #: The thresholds of METRICS.md §6.
 DEFAULT_LIGHTS = TrafficLight()
 
+#: Columns of ``cell_evidence`` after the cell keys.
+EVIDENCE = (
+    "samples",
+    "accuracy",
+    "mean_confidence",
+    "gap",
+    "gap_lower",
+    "change",
+    "change_lower",
+    "light_level",
+    "ece",
+    "ece_upper",
+    "calibration_lower",
+    "auroc",
+    "auroc_lower",
+    "auroc_upper",
+    "mce_judged",
+    "mce_samples",
+    "mce_lower",
+)
+
 #: Columns of ``thresholds`` after the curve keys.
 COLUMNS = (
     "tau",
-    "d_star",
-    "d_star_accuracy",
-    "d_star_confidence",
-    "d_star_gap",
-    "d_star_gap_lo",
-    "d_star_gap_hi",
+    "margin",
+    "alpha",
+    "clean_gap",
+    "clean_gap_lo",
+    "clean_overconfident",
     "break_point",
     "break_accuracy",
     "break_confidence",
     "break_change",
     "break_change_lo",
-    "break_change_hi",
+    "d_star",
+    "d_star_accuracy",
+    "d_star_confidence",
+    "d_star_gap",
+    "d_star_gap_lo",
     "traffic_light",
     "light_severity",
     "deciding_metric",
@@ -83,90 +144,308 @@ COLUMNS = (
 )
 
 
-def cell_lights(frame: pl.DataFrame, lights: TrafficLight = DEFAULT_LIGHTS) -> pl.DataFrame:
-    """``frame`` (one row per cell with ``ece``, ``auroc``, ``mce``) with ``traffic_light``,
-    ``deciding_metric`` and ``action`` per row.
+# Evidence: estimates and one-sided bounds per cell, from the replicates -----------------------
+
+
+def cell_evidence(
+    replicates,
+    points: pl.DataFrame,
+    bins: pl.DataFrame | None = None,
+    samples: pl.DataFrame | None = None,
+    *,
+    alpha: float = 0.05,
+    lights: TrafficLight = DEFAULT_LIGHTS,
+) -> pl.DataFrame:
+    """Per cell: the estimates and one-sided bounds the verdicts are decided from.
+
+    Parameters
+    ----------
+    replicates
+        ``relcol.analysis.bootstrap``'s result (``gap``, ``ece`` and, when present,
+        ``auroc`` replicates; ``bins["width"]``, each bin's accuracy per replicate).
+    points
+        One row per cell: the cell keys, ``accuracy``, ``mean_confidence``, ``gap``,
+        ``ece``, ``ece_null`` and ``auroc`` when known (the point-estimate tables joined).
+    bins
+        ``calibration_bins`` (``binning``, ``bin``, ``n``, ``mean_confidence``): the bins
+        the MCE is judged over. None: MCE not judged.
+    samples
+        One row per cell with its distinct test samples ``samples``. None: every cell counts
+        as having enough samples, and a bin's samples are its rows.
+    alpha, lights
+        The level (bounds at α for the tests of Δ, at α/K for the lights of a curve of K
+        severities) and the thresholds.
+
+    Returns
+    -------
+    polars.DataFrame
+        The cell keys, then ``samples``; ``accuracy``, ``mean_confidence``, ``gap`` and
+        ``gap_lower`` (its α-quantile); ``change`` = Δ(d) − Δ(0) and ``change_lower`` (the
+        α-quantile of the paired replicate differences; null at d = 0); ``light_level``
+        (α/K); ``ece`` with ``ece_upper``; ``calibration_lower``; ``auroc`` with
+        ``auroc_lower`` and ``auroc_upper``; ``mce_judged`` (over the well-filled bins),
+        ``mce_samples`` (its bin's samples' worth of rows) and ``mce_lower``.
+    """
+    keys = list(replicates.keys)
+    curve = [k for k in keys if k != "severity"]
+    frame = replicates.cells.with_row_index("_cell").join(
+        points, on=keys, how="left", nulls_equal=True, maintain_order="left"
+    )
+    if samples is not None:
+        frame = frame.join(
+            samples.select(*keys, "samples"),
+            on=keys,
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+    frame = frame.with_columns(
+        _clean=pl.col("_cell").filter(pl.col("severity") == 0.0).first().over(curve),
+        _levels=pl.len().over(curve),
+    )
+    n_cells = frame.height
+    index = frame["_cell"].to_numpy().astype(np.int64)
+    clean = frame["_clean"].to_numpy()
+    clean_index = np.where(np.isnan(clean.astype(np.float64)), -1, clean).astype(np.int64)
+    light_level = alpha / frame["_levels"].to_numpy().astype(np.float64)
+    values = replicates.values
+
+    def column(name: str) -> np.ndarray:
+        if name not in frame.columns:
+            return np.full(n_cells, np.nan)
+        return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
+
+    gap = values["gap"][index]
+    gap_lower = _quantile(gap, np.full(n_cells, alpha))
+    has_clean = (clean_index >= 0) & (frame["severity"].to_numpy() != 0.0)
+    change = np.full(n_cells, np.nan)
+    change_lower = np.full(n_cells, np.nan)
+    if has_clean.any():
+        rows = np.flatnonzero(has_clean)
+        reference = clean_index[rows]
+        change[rows] = column("gap")[rows] - column("gap")[_position(index, reference)]
+        paired = gap[rows] - values["gap"][reference]
+        change_lower[rows] = _quantile(paired, np.full(len(rows), alpha))
+    ece = values["ece"][index]
+    ece_upper = _quantile(ece, 1 - light_level)
+    absolute_gap_lower = np.maximum(_quantile(gap, light_level), -_quantile(gap, 1 - light_level))
+    calibration_lower = np.maximum(absolute_gap_lower, 0.0)
+    null = column("ece_null")
+    excess_lower = _quantile(ece - null[:, None], light_level)
+    calibration_lower = np.fmax(calibration_lower, excess_lower)
+    if "auroc" in values:
+        auroc = values["auroc"][index]
+        auroc_lower, auroc_upper = _quantile(auroc, light_level), _quantile(auroc, 1 - light_level)
+    else:
+        auroc_lower = auroc_upper = np.full(n_cells, np.nan)
+    judged = _judged_mce(frame, replicates, bins, light_level, lights)
+    out = frame.select(keys).with_columns(
+        samples=frame["samples"] if "samples" in frame.columns else pl.lit(None, pl.Int64),
+        accuracy=pl.Series(column("accuracy")),
+        mean_confidence=pl.Series(column("mean_confidence")),
+        gap=pl.Series(column("gap")),
+        gap_lower=pl.Series(gap_lower),
+        change=pl.Series(change),
+        change_lower=pl.Series(change_lower),
+        light_level=pl.Series(light_level),
+        ece=pl.Series(column("ece")),
+        ece_upper=pl.Series(ece_upper),
+        calibration_lower=pl.Series(calibration_lower),
+        auroc=pl.Series(column("auroc")),
+        auroc_lower=pl.Series(auroc_lower),
+        auroc_upper=pl.Series(auroc_upper),
+        **judged,
+    )
+    return out.with_columns(pl.col(pl.Float64).fill_nan(None))
+
+
+def _position(index: np.ndarray, cells: np.ndarray) -> np.ndarray:
+    """Rows of ``index`` (a permutation of the cells) holding ``cells``."""
+    where = np.empty(len(index), dtype=np.int64)
+    where[index] = np.arange(len(index))
+    return where[cells]
+
+
+def _quantile(values: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """Row-wise linear quantile (numpy's default) at each row's ``level`` over its defined
+    replicates; NaN for a row with fewer than half of them defined (as the percentile
+    intervals)."""
+    values = np.asarray(values, dtype=np.float64)
+    out = np.full(values.shape[0], np.nan)
+    if values.size == 0:
+        return out
+    ordered = np.sort(np.where(np.isfinite(values), values, np.inf), axis=1)
+    defined = np.isfinite(values).sum(1)
+    enough = defined * 2 >= values.shape[1]
+    position = (np.maximum(defined, 1) - 1) * np.asarray(level, dtype=np.float64)
+    below = np.floor(position).astype(np.int64)
+    above = np.minimum(below + 1, np.maximum(defined - 1, 0))
+    a = np.take_along_axis(ordered, below[:, None], 1)[:, 0]
+    b = np.take_along_axis(ordered, above[:, None], 1)[:, 0]
+    with np.errstate(invalid="ignore"):
+        value = a + (b - a) * (position - below)
+    out[enough] = np.where(below[enough] == above[enough], a[enough], value[enough])
+    return out
+
+
+def _judged_mce(
+    frame: pl.DataFrame,
+    replicates,
+    bins: pl.DataFrame | None,
+    light_level: np.ndarray,
+    lights: TrafficLight,
+) -> dict[str, pl.Series]:
+    """``mce_judged``, ``mce_samples`` and ``mce_lower`` per cell of ``frame`` (rows in its
+    order, ``_cell`` the replicates' cell index): the largest |accuracy − confidence| over
+    the bins holding ``mce_min_samples`` samples' worth of rows (ties: the fuller bin), that
+    bin's samples' worth, and the largest lower bound of |accuracy − confidence| over those
+    bins, each at level α/K divided by their number (Bonferroni)."""
+    n_cells = frame.height
+    judged, judged_samples, lower = (np.full(n_cells, np.nan) for _ in range(3))
+    accuracy = replicates.bins.get("width")
+    if bins is None or accuracy is None or bins.is_empty():
+        return _series(mce_judged=judged, mce_samples=judged_samples, mce_lower=lower)
+    keys = list(replicates.keys)
+    width = bins.filter(pl.col("binning") == "width") if "binning" in bins.columns else bins
+    share = (
+        pl.col("samples") / pl.col("_rows")
+        if {"samples", "n"} <= set(frame.columns)
+        else pl.lit(1.0)
+    )
+    cells = frame.with_row_index("_row").rename({"n": "_rows"}, strict=False)
+    cells = cells.select("_row", "_cell", *keys, _share=share.cast(pl.Float64).fill_null(1.0))
+    table = (
+        width.select(*keys, "bin", "n", "mean_confidence", "accuracy")
+        .join(cells, on=keys, how="inner", nulls_equal=True)
+        .with_columns(_samples=pl.col("n") * pl.col("_share"))
+        .filter(pl.col("_samples") >= lights.mce_min_samples)
+        .with_columns(_gap=(pl.col("accuracy") - pl.col("mean_confidence")).abs())
+        .sort("_row", "_gap", "n", descending=[False, True, True])
+    )
+    for (row,), part in table.group_by(["_row"], maintain_order=True):
+        cell = part["_cell"][0]
+        confidence = part["mean_confidence"].to_numpy()
+        judged[row], judged_samples[row] = part["_gap"][0], part["_samples"][0]
+        bin_index = part["bin"].to_numpy().astype(np.int64)
+        replicate = accuracy[cell, bin_index].astype(np.float64) - confidence[:, None]
+        level = np.full(len(bin_index), light_level[row] / len(bin_index))
+        bounds = np.fmax(_quantile(replicate, level), -_quantile(replicate, 1 - level))
+        if np.isfinite(bounds).any():
+            lower[row] = np.nanmax(bounds)
+    return _series(mce_judged=judged, mce_samples=judged_samples, mce_lower=lower)
+
+
+def _series(**arrays: np.ndarray) -> dict[str, pl.Series]:
+    return {name: pl.Series(name, values) for name, values in arrays.items()}
+
+
+# Lights -----------------------------------------------------------------------------------------
+
+
+def cell_lights(evidence: pl.DataFrame, lights: TrafficLight = DEFAULT_LIGHTS) -> pl.DataFrame:
+    """``evidence`` (from ``cell_evidence``) with ``traffic_light``, ``deciding_metric`` and
+    ``action`` per cell.
 
     Examples
     --------
     >>> import polars as pl
     >>> from relcol.analysis import cell_lights
-    >>> cells = pl.DataFrame({"ece": [0.03, 0.08, 0.03], "auroc": [0.9, 0.9, 0.7], "mce": [0.1, 0.1, 0.1]})
+    >>> cells = pl.DataFrame({
+    ...     "samples": [500, 500, 500, 500], "ece": [0.02, 0.09, 0.03, 0.04],
+    ...     "ece_upper": [0.04, 0.12, 0.09, 0.06], "calibration_lower": [0.0, 0.07, 0.0, 0.0],
+    ...     "auroc": [0.9, 0.9, 0.9, 0.7], "auroc_lower": [0.85, 0.85, 0.85, 0.6],
+    ...     "auroc_upper": [0.95, 0.95, 0.95, 0.74], "mce_judged": [0.05, 0.1, 0.05, 0.05],
+    ...     "mce_lower": [0.0, 0.0, 0.0, 0.0]})
     >>> cell_lights(cells).select("traffic_light", "deciding_metric", "action").rows()
-    [('green', 'ece', 'deploy'), ('amber', 'ece', 'temperature scaling'), ('red', 'auroc', 'retrain')]
+    [('green', None, 'deploy'), ('amber', 'ece', 'temperature scaling'), ('amber', 'ece', 'more test data'), ('red', 'auroc', 'retrain')]
     """
-    require_columns(frame, ("ece", "auroc", "mce"), "calibration")
+    require_columns(
+        evidence,
+        ("ece_upper", "calibration_lower", "auroc", "auroc_lower", "auroc_upper"),
+        "evidence",
+    )
     t = lights
-    levels = {
-        "ece": _level(pl.col("ece"), t.green_ece, t.amber_ece, higher_is_better=False),
-        "auroc": _level(pl.col("auroc"), t.green_auroc, t.amber_auroc, higher_is_better=True),
-        "mce": _level(pl.col("mce"), t.green_mce, t.amber_mce, higher_is_better=False),
+    col = pl.col
+
+    def present(name: str) -> pl.Expr:
+        return col(name) if name in evidence.columns else pl.lit(None, pl.Float64)
+
+    mce_judged, mce_lower = present("mce_judged"), present("mce_lower")
+    red = {
+        "auroc": col("auroc_upper") < t.amber_auroc,
+        "ece": col("calibration_lower") > t.amber_ece,
+        "mce": mce_lower > t.amber_mce,
     }
-    worst = pl.max_horizontal(*levels.values())
-    deciding = pl.when(levels["ece"] == worst).then(pl.lit("ece"))
-    deciding = deciding.when(levels["auroc"] == worst).then(pl.lit("auroc"))
-    deciding = deciding.when(levels["mce"] == worst).then(pl.lit("mce"))
-    ece, auroc = pl.col("ece"), pl.col("auroc")
+    blocks_green = {
+        "ece": ~(col("ece_upper") <= t.green_ece).fill_null(False),
+        "auroc": (col("auroc_lower") < t.green_auroc)
+        | (col("auroc").is_not_null() & col("auroc_lower").is_null()),
+        "mce": mce_judged > t.green_mce,
+    }
+    is_red = pl.any_horizontal(*(e.fill_null(False) for e in red.values()))
+    is_amber = pl.any_horizontal(*(e.fill_null(False) for e in blocks_green.values()))
+    enough = (
+        col("samples").fill_null(t.min_samples) >= t.min_samples
+        if "samples" in evidence.columns
+        else pl.lit(True)
+    )
+    light = (
+        pl.when(~enough)
+        .then(None)
+        .when(is_red)
+        .then(pl.lit("red"))
+        .when(is_amber)
+        .then(pl.lit("amber"))
+        .otherwise(pl.lit("green"))
+    )
+    deciding = pl.when(~enough | ~(is_red | is_amber)).then(None)
+    for name in ("auroc", "ece", "mce"):
+        deciding = deciding.when(is_red & red[name].fill_null(False)).then(pl.lit(name))
+    for name in ("auroc", "ece", "mce"):
+        deciding = deciding.when(~is_red & blocks_green[name].fill_null(False)).then(pl.lit(name))
+    weak = (col("auroc_upper") < t.retrain_auroc) | (col("auroc") < t.retrain_auroc)
     action = (
-        pl.when(auroc < t.retrain_auroc)
-        .then(pl.lit(ACTIONS["retrain"]))
-        .when(ece <= t.deploy_ece)
+        pl.when(~enough)
+        .then(None)
+        .when(~(is_red | is_amber))
         .then(pl.lit(ACTIONS["deploy"]))
-        .when(ece <= t.scaling_ece)
-        .then(pl.lit(ACTIONS["scaling"]))
-        .when(ece.is_not_null())
+        .when(weak.fill_null(False))
+        .then(pl.lit(ACTIONS["retrain"]))
+        .when(is_red)
         .then(pl.lit(ACTIONS["isotonic"]))
-    )
-    return frame.with_columns(
-        traffic_light=worst.replace_strict([0, 1, 2], list(LIGHTS), default=None),
-        deciding_metric=deciding,
-        action=action,
-    )
-
-
-def _level(value: pl.Expr, green: float, amber: float, *, higher_is_better: bool) -> pl.Expr:
-    """0 green, 1 amber, 2 red; null for a null metric (it is not judged)."""
-    if higher_is_better:
-        return (
-            pl.when(value >= green)
-            .then(0)
-            .when(value >= amber)
-            .then(1)
-            .when(value.is_not_null())
-            .then(2)
+        .when(
+            (col("calibration_lower") > t.green_ece).fill_null(False)
+            | (mce_judged > t.green_mce).fill_null(False)
         )
-    return (
-        pl.when(value <= green)
-        .then(0)
-        .when(value <= amber)
-        .then(1)
-        .when(value.is_not_null())
-        .then(2)
+        .then(pl.lit(ACTIONS["scaling"]))
+        .otherwise(pl.lit(ACTIONS["data"]))
     )
+    return evidence.with_columns(traffic_light=light, deciding_metric=deciding, action=action)
+
+
+# The verdicts of a curve -------------------------------------------------------------------------
 
 
 def thresholds(
-    calibration: pl.DataFrame,
-    discrimination: pl.DataFrame,
-    differences: pl.DataFrame | None = None,
+    evidence: pl.DataFrame,
     *,
     tau: float = TAU,
+    margin: float = MARGIN,
+    alpha: float | None = None,
     lights: TrafficLight = DEFAULT_LIGHTS,
 ) -> pl.DataFrame:
     """Where trust breaks, one row per curve.
 
     Parameters
     ----------
-    calibration
-        One row per cell: the cell keys, ``accuracy``, ``mean_confidence``, ``gap``,
-        ``gap_lo`` and ``gap_hi`` (its bootstrap interval), ``ece`` and ``mce``.
-    discrimination
-        One row per cell with ``auroc``.
-    differences
-        The ``paired_differences`` table (its ``clean`` contrast of ``ece`` gives the break
-        point); None: no break point.
+    evidence
+        ``cell_evidence``'s table: one row per cell with the estimates and bounds.
     tau
-        The overconfidence margin of d*, a number >= 0.
+        The overconfidence margin of the clean test and of d*, a number >= 0.
+    margin
+        The break point's margin on Δ(d) − Δ(0), a number >= 0.
+    alpha
+        The level the evidence was computed at (recorded in the ``alpha`` column).
     lights
         Thresholds of the traffic light and the action.
 
@@ -174,121 +453,85 @@ def thresholds(
     -------
     polars.DataFrame
         The curve keys (``study``, ``dataset``, ``model``, ``corruption``, ``label``), then
-        ``tau``, ``d_star`` with ``d_star_accuracy``, ``d_star_confidence``,
-        ``d_star_gap``, ``d_star_gap_lo``, ``d_star_gap_hi``; ``break_point`` with ``break_accuracy``,
-        ``break_confidence``, ``break_change`` (ECE(d) − ECE(0)), ``break_change_lo``,
-        ``break_change_hi``; ``traffic_light``, ``light_severity``, ``deciding_metric``,
-        ``action``, ``clean_traffic_light``, ``worst_severity``. Curves in the
-        calibration table's order.
+        the columns of ``COLUMNS``: ``tau``, ``margin``, ``alpha``; ``clean_gap`` with its
+        one-sided lower bound ``clean_gap_lo`` and ``clean_overconfident``;
+        ``break_point`` with ``break_accuracy``, ``break_confidence``, ``break_change``
+        (Δ(d) − Δ(0)) and its lower bound ``break_change_lo``; ``d_star`` with
+        ``d_star_accuracy``, ``d_star_confidence``, ``d_star_gap`` and ``d_star_gap_lo``;
+        ``traffic_light``, ``light_severity``, ``deciding_metric``, ``action``,
+        ``clean_traffic_light``, ``worst_severity``. Curves in the evidence's order.
     """
-    if isinstance(tau, bool) or not isinstance(tau, int | float) or not tau >= 0:
-        raise ParameterError(f"tau must be a number >= 0. Got {tau!r}.")
+    for name, value in (("tau", tau), ("margin", margin)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
+            raise ParameterError(f"{name} must be a number >= 0. Got {value!r}.")
     require_columns(
-        calibration,
+        evidence,
         ("study", "dataset", "model", "corruption", "severity", "accuracy", "mean_confidence"),
-        "calibration",
+        "evidence",
     )
-    require_columns(calibration, ("gap", "gap_lo", "gap_hi", "ece", "mce"), "calibration")
-    require_columns(discrimination, ("auroc",), "discrimination")
+    require_columns(evidence, ("gap", "gap_lower", "change", "change_lower"), "evidence")
     keys = [
         k
         for k in ("study", "dataset", "model", "corruption", "severity", "label")
-        if k in calibration.columns
+        if k in evidence.columns
     ]
     curve = [k for k in keys if k != "severity"]
-    cells = calibration.select(
-        *keys, "accuracy", "mean_confidence", "gap", "gap_lo", "gap_hi", "ece", "mce"
-    ).join(
-        discrimination.select(*keys, "auroc"),
-        on=keys,
-        how="left",
-        nulls_equal=True,
-        maintain_order="left",
-    )
-    lit = cell_lights(cells, lights).with_columns(
+    lit = cell_lights(evidence, lights).with_columns(
         _badness=pl.col("traffic_light").replace_strict(list(LIGHTS), [0, 1, 2], default=None)
     )
-    by_severity = lit.sort([*curve, "severity"], nulls_last=True, maintain_order=True)
-    above = pl.col("gap_lo") > tau
+    ordered = lit.sort([*curve, "severity"], nulls_last=True, maintain_order=True)
+    degraded = pl.col("severity") > 0
+    breaks = degraded & (pl.col("change_lower") > margin).fill_null(False)
+    confident = breaks & (pl.col("gap_lower") > tau).fill_null(False)
     badness = pl.col("_badness")
     first_worst = ((badness == badness.max()) & badness.is_not_null()).arg_max()
-    summary = by_severity.group_by(curve, maintain_order=True).agg(
-        d_star=pl.col("severity").filter(above).first(),
-        d_star_accuracy=pl.col("accuracy").filter(above).first(),
-        d_star_confidence=pl.col("mean_confidence").filter(above).first(),
-        d_star_gap=pl.col("gap").filter(above).first(),
-        d_star_gap_lo=pl.col("gap_lo").filter(above).first(),
-        d_star_gap_hi=pl.col("gap_hi").filter(above).first(),
+    clean = pl.col("severity") == 0.0
+    summary = ordered.group_by(curve, maintain_order=True).agg(
+        clean_gap=pl.col("gap").filter(clean).first(),
+        clean_gap_lo=pl.col("gap_lower").filter(clean).first(),
+        **_sequence("break", breaks, {"change": "break_change", "change_lower": "break_change_lo"}),
+        **_sequence("d_star", confident, {"gap": "d_star_gap", "gap_lower": "d_star_gap_lo"}),
         traffic_light=pl.col("traffic_light").get(first_worst),
         light_severity=pl.col("severity").get(first_worst),
         deciding_metric=pl.col("deciding_metric").get(first_worst),
         action=pl.col("action").get(first_worst),
-        clean_traffic_light=pl.col("traffic_light").filter(pl.col("severity") == 0.0).first(),
+        clean_traffic_light=pl.col("traffic_light").filter(clean).first(),
         worst_severity=pl.col("severity").max(),
-        _any_light=pl.col("_badness").is_not_null().any(),
+        _any_light=badness.is_not_null().any(),
     )
     unjudged = ~pl.col("_any_light")
     summary = summary.with_columns(
         pl.when(unjudged).then(None).otherwise(pl.col(c)).alias(c)
         for c in ("traffic_light", "light_severity", "deciding_metric", "action")
     ).drop("_any_light")
-    summary = summary.join(
-        _break_points(lit, differences, keys, curve),
-        on=curve,
-        how="left",
-        nulls_equal=True,
-        maintain_order="left",
-    )
-    return summary.with_columns(tau=pl.lit(float(tau))).select(*curve, *COLUMNS)
+    return summary.with_columns(
+        tau=pl.lit(float(tau)),
+        margin=pl.lit(float(margin)),
+        alpha=pl.lit(None if alpha is None else float(alpha), pl.Float64),
+        clean_overconfident=(pl.col("clean_gap_lo") > tau),
+    ).select(*curve, *COLUMNS)
 
 
-def _break_points(
-    cells: pl.DataFrame, differences: pl.DataFrame | None, keys: list[str], curve: list[str]
-) -> pl.DataFrame:
-    """Per curve: the break point and the accuracy, confidence and ECE change there."""
-    empty = {
-        "break_point": pl.Float64,
-        "break_accuracy": pl.Float64,
-        "break_confidence": pl.Float64,
-        "break_change": pl.Float64,
-        "break_change_lo": pl.Float64,
-        "break_change_hi": pl.Float64,
+def _sequence(name: str, rejected: pl.Expr, extra: Mapping[str, str]) -> dict[str, pl.Expr]:
+    """The fixed sequence from the most severe level down, over a curve's rows sorted by
+    severity: the first row of the final run of rejections, when the last row is rejected.
+
+    ``name`` names the outputs (``<name>`` or ``break_point`` for the severity,
+    ``<name>_accuracy``, ``<name>_confidence``) and ``extra`` maps further evidence columns
+    to output names."""
+    severity = "break_point" if name == "break" else name
+    # rows from the last non-rejected one (exclusive) to the end are the run; its first row
+    # is at the number of rows minus the run's length
+    run = rejected.cast(pl.Int64).reverse().cum_prod().sum()
+    first = pl.len() - run
+    found = run > 0
+
+    def at(column: str) -> pl.Expr:
+        return pl.when(found).then(pl.col(column).get(first.clip(0, pl.len() - 1)))
+
+    out = {
+        severity: at("severity"),
+        f"{name}_accuracy": at("accuracy"),
+        f"{name}_confidence": at("mean_confidence"),
     }
-    if differences is None or differences.is_empty():
-        return (
-            cells.select(curve)
-            .unique(maintain_order=True)
-            .with_columns(pl.lit(None, dtype).alias(name) for name, dtype in empty.items())
-        )
-    change = differences.filter(
-        (pl.col("contrast") == "clean") & (pl.col("metric") == "ece")
-    ).select(
-        *keys,
-        break_change="difference",
-        break_change_lo="difference_lo",
-        break_change_hi="difference_hi",
-    )
-    joined = cells.select(*keys, "accuracy", "mean_confidence").join(
-        change, on=keys, how="inner", nulls_equal=True
-    )
-    excludes = (pl.col("break_change_lo") > 0) | (pl.col("break_change_hi") < 0)
-    found = (
-        joined.filter(excludes)
-        .sort([*curve, "severity"], nulls_last=True)
-        .group_by(curve, maintain_order=True)
-        .first()
-        .select(
-            *curve,
-            break_point="severity",
-            break_accuracy="accuracy",
-            break_confidence="mean_confidence",
-            break_change="break_change",
-            break_change_lo="break_change_lo",
-            break_change_hi="break_change_hi",
-        )
-    )
-    return (
-        cells.select(curve)
-        .unique(maintain_order=True)
-        .join(found, on=curve, how="left", nulls_equal=True, maintain_order="left")
-    )
+    return out | {alias: at(column) for column, alias in extra.items()}

@@ -71,22 +71,22 @@ def _verdicts(table: pl.DataFrame) -> str:
     for row in table.iter_rows(named=True):
         lights = ", ".join(f'<span class="light {c}">{c}</span> {row[c]}' for c in LIGHTS if row[c])
         text = f"<b>{escape(row['model'])}</b>: {lights} of {plural(row['curves'], 'curve')}"
+        if row.get("clean_over"):
+            text += f"; already overconfident when clean on {plural(row['clean_over'], 'curve')}"
         if "d_star" in row:
             if row["d_star"] is None:
-                text += "; never significantly overconfident"
-            elif row["d_star"] == 0:
-                # Severity 0 is the identity for every corruption: name only the dataset.
-                where = f" ({escape(str(row['dataset']))})" if row.get("dataset") else ""
-                text += f"; significantly overconfident already on clean data, d* = 0{where}"
+                text += "; never made significantly overconfident by a corruption"
             else:
                 where = " on ".join(
                     escape(str(row[c])) for c in ("corruption", "dataset") if row.get(c)
                 )
-                text += f"; significantly overconfident from d* = {row['d_star']:g}"
+                text += f"; confidently wrong from d* = {row['d_star']:g}"
                 text += f" ({where})" if where else ""
         items.append(f"<li>{text}.</li>")
     return (
-        "<p>Verdicts per model (the traffic lights of METRICS.md §6, one per curve):</p>\n"
+        "<p>Verdicts per model (one traffic light per curve, the worst over its severities; "
+        "d*: the earliest severity at which a corruption made the model significantly "
+        "overconfident):</p>\n"
         f'<ul class="verdicts">\n{chr(10).join(items)}\n</ul>'
     )
 

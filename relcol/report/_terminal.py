@@ -2,9 +2,8 @@
 
 Plain text (no colour codes), one line per dataset × model × corruption; column
 widths follow the longest name, so the output lines up in any monospace font. With the
-statistical layer's ``thresholds`` table, each line starts with where trust breaks: d*
-(the smallest severity significantly overconfident by more than τ), the traffic light and
-the break point.
+statistical layer's ``thresholds`` table, each line starts with where trust breaks: whether
+the model is already overconfident when clean, the break point, d* and the traffic light.
 """
 
 from __future__ import annotations
@@ -32,10 +31,13 @@ _NUMBERS = (
 
 # (column of thresholds, header, format) of the "where trust breaks" group
 _TRUST = (
+    ("clean_overconfident", "clean", "{}"),
+    ("break_point", "break", "{:.2f}"),
     ("d_star", "d*", "{:.2f}"),
     ("traffic_light", "light", "{}"),
-    ("break_point", "break", "{:.2f}"),
 )
+#: How ``clean_overconfident`` reads in the terminal.
+_CLEAN = {True: "over", False: "ok"}
 
 
 def terminal_summary(calibration: pl.DataFrame, thresholds: pl.DataFrame | None = None) -> str:
@@ -108,7 +110,12 @@ def terminal_summary(calibration: pl.DataFrame, thresholds: pl.DataFrame | None 
                 "trust breaks",
                 header,
                 ">",
-                [_MISSING if v is None else fmt.format(v) for v in found.get_column(c)],
+                [
+                    _MISSING
+                    if v is None
+                    else fmt.format(_CLEAN.get(v, v) if c.startswith("clean") else v)
+                    for v in found.get_column(c)
+                ],
             )
             for c, header, fmt in _TRUST
             if c in wanted
@@ -139,12 +146,15 @@ def terminal_summary(calibration: pl.DataFrame, thresholds: pl.DataFrame | None 
         lines.append(_row([v[i] for *_, v in columns], widths, [a for _, _, a, _ in columns]))
     if trust:
         tau = thresholds.get_column("tau")[0] if "tau" in thresholds.columns else None
-        margin = f" by more than τ = {tau:g}" if tau is not None else ""
+        margin = thresholds.get_column("margin")[0] if "margin" in thresholds.columns else None
+        over = f"τ = {tau:g}" if tau is not None else "τ"
+        rise = f"{margin:g}" if margin is not None else "the margin"
         legend = (
-            f"d*: the smallest severity where the model is significantly overconfident{margin} "
-            "(lower bound of the gap's interval above τ); light: the worst traffic light over "
-            "the severities; break: the smallest severity where ECE differs significantly "
-            "from clean; -: never within the severities studied."
+            f"clean: 'over' when the clean gap is significantly above {over}; break: the "
+            f"smallest severity from which the gap has risen significantly by more than {rise} "
+            f"over clean (tested from the most severe down); d*: the same, where the gap is "
+            f"also significantly above {over}; light: the worst traffic light over the "
+            "severities; -: never within the severities studied."
         )
         lines += ["", *textwrap.wrap(legend, width=90)]
     return "\n".join(line.rstrip() for line in lines) + "\n"

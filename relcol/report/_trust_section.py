@@ -1,9 +1,10 @@
 """The report's first section after the summary: where trust breaks (METRICS.md §6).
 
-For each model × corruption: d* (the severity at which the model becomes significantly
-overconfident), the gap and accuracy there, the break point of ECE against clean, the
-trend of the gap (Spearman ρ with its p-value) and the traffic light with the metric
-that decided it and the recommended action. Formatting only: every number is a column of
+For each model × corruption: whether the model is already overconfident when clean, the
+break point (from which severity the gap has risen significantly over clean), d* (where it
+is also significantly overconfident by more than τ), the gap and accuracy there, the trend
+of the gap (Spearman ρ of the pooled curve with its exact p-value) and the traffic light
+with the metric that decided it and the recommended action. Formatting only: every number is a column of
 the statistical layer's ``thresholds`` and ``trends`` tables.
 """
 
@@ -25,12 +26,14 @@ _NBSP = "\u00a0"  # keeps "0.126 [0.095, 0.156]" on one line
 #: Background of each traffic light (light tints, so the text stays readable).
 _LIGHT_COLOURS = {"green": "#C7E9C0", "amber": "#FDD49E", "red": "#FCAE91"}
 _LABELS = {
+    "clean_gap": "gap when clean",
+    "clean_overconfident": "overconfident when clean",
+    "break_point": "break point",
+    "break_change": "Δ(d) − Δ(0)",
     "d_star": "d*",
     "d_star_gap": "gap at d*",
     "d_star_accuracy": "accuracy at d*",
     "d_star_confidence": "confidence at d*",
-    "break_point": "break point",
-    "break_change": "ECE(d) − ECE(0)",
     "trend": "gap trend ρ (p)",
     "traffic_light": "light",
     "light_severity": "at d",
@@ -85,7 +88,12 @@ def _p(p: float | None) -> str:
 
 
 def _table(part: pl.DataFrame, name: str, index: int) -> GT:
-    texts = part.with_columns(_interval("d_star_gap", part), _interval("break_change", part))
+    texts = part.with_columns(
+        *(_bound(name, part) for name in ("clean_gap", "d_star_gap", "break_change")),
+        pl.col("clean_overconfident").replace_strict(
+            {True: "yes", False: "no"}, default=None, return_dtype=pl.String
+        ),
+    )
     frame = sort_by_appearance(texts, ["corruption", "model"]).with_columns(
         pl.col("corruption").alias(_GROUP)
     )
@@ -95,8 +103,8 @@ def _table(part: pl.DataFrame, name: str, index: int) -> GT:
         GT(data, rowname_col="model", groupname_col=_GROUP, id=f"relcol-trust-{index}")
         .tab_header(
             title=f"Where trust breaks: {name}",
-            subtitle="d*: the first severity significantly overconfident by more than τ; "
-            "break point: the first severity whose ECE differs significantly from clean",
+            subtitle="break point: from which severity the gap Δ has risen significantly "
+            "over clean; d*: from which it is also significantly above τ",
         )
         .tab_stubhead("model")
         .cols_label(**{c: _LABELS[c] for c in shown})
@@ -112,24 +120,29 @@ def _table(part: pl.DataFrame, name: str, index: int) -> GT:
             locations=_body(gt, "traffic_light", pl.col("traffic_light") == light),
         )
     return gt.tab_source_note(
-        "– in d* or the break point: never reached within the severities studied. The light "
-        "is the worst over the curve's severities (green: ECE ≤ 0.05, AUROC ≥ 0.80, "
-        "MCE ≤ 0.15; amber: ECE ≤ 0.15, AUROC ≥ 0.75, MCE ≤ 0.20; red otherwise), judged "
-        'where it first appears ("at d"), with the metric that decided it and the action '
-        "recommended there."
+        "Numbers in brackets are one-sided lower bounds at the report's level. The break "
+        "point and d* are tested in a fixed sequence from the most severe level down, so "
+        "the change is significant there and at every more severe level, and the chance of "
+        "declaring either for a curve that did not degrade is at most α; – never reached "
+        "within the severities studied. The light is the worst over the curve's severities, "
+        "each judged with bounds at level α/K (K severities): red when the calibration "
+        "error is significantly above 0.15, AUROC significantly below 0.75 or a well-filled "
+        "bin significantly off by more than 0.20; green when the calibration error is "
+        "significantly below 0.05, AUROC significantly above 0.80 and no well-filled bin is "
+        'off by more than 0.15; amber otherwise. "At d" is where it first appears, with '
+        "the metric that decided it and the action recommended there."
     )
 
 
-def _interval(name: str, frame: pl.DataFrame) -> pl.Series:
-    """``value [lo, hi]`` as text (null without a value), replacing the column ``name``."""
-    if not {name, f"{name}_lo", f"{name}_hi"} <= set(frame.columns):
+def _bound(name: str, frame: pl.DataFrame) -> pl.Series:
+    """``value [≥ lower]`` as text (null without a value), replacing the column ``name``."""
+    if not {name, f"{name}_lo"} <= set(frame.columns):
         return pl.Series(name, [None] * frame.height, dtype=pl.String)
     text = [
         None
         if value is None
-        else f"{value:.3f}"
-        + ("" if lo is None or hi is None else f"{_NBSP}[{lo:.3f},{_NBSP}{hi:.3f}]")
-        for value, lo, hi in zip(frame[name], frame[f"{name}_lo"], frame[f"{name}_hi"], strict=True)
+        else f"{value:+.3f}" + ("" if lo is None else f"{_NBSP}[≥{_NBSP}{lo:+.3f}]")
+        for value, lo in zip(frame[name], frame[f"{name}_lo"], strict=True)
     ]
     return pl.Series(name, text, dtype=pl.String)
 
@@ -153,8 +166,14 @@ def _lead(thresholds: pl.DataFrame, meta: Mapping[str, Any]) -> str:
             "models are paired."
         )
     if tau is not None:
+        margin = thresholds.get_column("margin")[0] if "margin" in thresholds.columns else None
         parts.append(
-            f"d* is the smallest severity whose gap Δ = mean confidence − accuracy has a lower "
-            f"bound above τ = {tau:g}."
+            f"Overconfident when clean: the clean gap Δ = mean confidence − accuracy has a "
+            f"one-sided lower bound above τ = {tau:g}. Break point: the smallest severity "
+            "from which Δ(d) − Δ(0) is significantly above "
+            + (f"{margin:g}" if margin is not None else "the margin")
+            + "; an improvement is never a break. d*: the same, where Δ(d) is also "
+            "significantly above τ. Intervals hold the trained models fixed: they cover "
+            "test-sample variation, not retraining."
         )
     return escape(" ".join(parts))
