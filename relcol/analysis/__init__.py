@@ -23,6 +23,14 @@ from relcol.analysis._corruptions import realised_rates
 from relcol.analysis._coverage import CoverageResult, coverage_study, simulate_studies
 from relcol.analysis._degradation import degradation_summary, worst_gaps
 from relcol.analysis._multilabel import multilabel_bins, multilabel_calibration, multilabel_pairs
+from relcol.analysis._nulls import (
+    DEGRADING,
+    NULLS,
+    World,
+    WorldResult,
+    simulate_curves,
+    world_study,
+)
 from relcol.analysis._recalibration import (
     METHODS,
     RecalibrationMap,
@@ -33,19 +41,24 @@ from relcol.analysis._recalibration import (
 )
 from relcol.analysis._scores import binary_scores
 from relcol.analysis._statistical import statistical_tables
-from relcol.analysis._thresholds import TrafficLight, cell_lights, thresholds
+from relcol.analysis._thresholds import TrafficLight, cell_evidence, cell_lights, thresholds
 from relcol.analysis._trends import spearman, spearman_rows, trends
 
 __all__ = [
+    "DEGRADING",
     "METHODS",
+    "NULLS",
     "CoverageResult",
     "RecalibrationMap",
     "Replicates",
     "TrafficLight",
+    "World",
+    "WorldResult",
     "bin_metrics",
     "binary_scores",
     "bootstrap",
     "calibration_split",
+    "cell_evidence",
     "cell_lights",
     "coverage_study",
     "degradation_summary",
@@ -63,6 +76,7 @@ __all__ = [
     "recalibrate_rows",
     "recalibration_table",
     "seed_spread",
+    "simulate_curves",
     "simulate_studies",
     "spearman",
     "spearman_rows",
@@ -70,5 +84,6 @@ __all__ = [
     "thresholds",
     "trends",
     "with_intervals",
+    "world_study",
     "worst_gaps",
 ]
