@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import date
+
 import numpy as np
 import polars as pl
 import pytest
@@ -88,11 +90,22 @@ def test_user_file_errors_name_the_problem(tmp_path):
     pl.DataFrame(
         {"x": [1.0, 2.0, 3.0, 4.0], "name": ["a", "b", "c", "d"], "y": [0, 1, 0, 1]}
     ).write_csv(tmp_path / "f.csv")
+    pl.DataFrame(
+        {
+            "x": [1.0, 2.0, 3.0, 4.0],
+            "when": [date(2020, 1, d) for d in range(1, 5)],
+            "y": [0, 1, 0, 1],
+        }
+    ).write_parquet(tmp_path / "dated.parquet")
     spec = {"path": str(tmp_path / "f.csv")}
     with pytest.raises(InputError, match=r"column 'label' not found; available: 'x', 'name', 'y'"):
         load_dataset(DatasetSpec("f", {**spec, "target": "label"}), test_size=0.5, split_seed=0)
-    with pytest.raises(InputError, match=r"\['name'\] are not numeric"):
-        load_dataset(DatasetSpec("f", {**spec, "target": "y"}), test_size=0.5, split_seed=0)
+    with pytest.raises(InputError, match=r"\['when'\] are neither numeric nor categorical"):
+        load_dataset(
+            DatasetSpec("f", {"path": str(tmp_path / "dated.parquet"), "target": "y"}),
+            test_size=0.5,
+            split_seed=0,
+        )
     with pytest.raises(InputError, match="file not found"):
         load_dataset(
             DatasetSpec("f", {"path": str(tmp_path / "nope.csv"), "target": "y"}),

@@ -127,7 +127,7 @@ def run_study(
     with warehouse.ingest(study.name, replace=replace, run_id=run_id) as staging:
         classes, logs, tasks = [], [], []
         for ds in datasets:
-            stats = TrainingStats.fit(ds.X_train, ds.n_classes)
+            stats = TrainingStats.fit(ds.X_train, ds.n_classes, ds.categorical)
             draws = {
                 c.id: _draw(study, ds, c, params[ds.name, c.id], stats) for c in study.corruptions
             }
@@ -190,7 +190,14 @@ def _fit_predict_write(
     # One BLAS/OpenMP thread per fit: on a small machine shared with other work, OpenMP's
     # busy-waiting threads made one HistGradientBoosting fit 40x slower (50 s vs 1.2 s).
     with threadpool_limits(limits=1):
-        frozen = fit_frozen(model, ds.X_train, ds.y_train, seed=seed, n_classes=ds.n_classes)
+        frozen = fit_frozen(
+            model,
+            ds.X_train,
+            ds.y_train,
+            seed=seed,
+            n_classes=ds.n_classes,
+            categorical=ds.categorical,
+        )
         clean = frozen.predict_proba(ds.X_test)
         parts = []
         for c in shared.corruptions:
