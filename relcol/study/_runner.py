@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 
 from relcol.corruption import OPERATORS, TrainingStats
 from relcol.data import Dataset, load_dataset
-from relcol.errors import SpecError
+from relcol.errors import InputError, SpecError
 from relcol.models import ModelSpec, fit_frozen
 from relcol.store import Warehouse, write_part_file
 from relcol.study._numerics import numerics
@@ -243,14 +243,17 @@ def _draw(
             if d == 0.0:
                 hit = changed = 0.0
             else:
-                out = operator(
-                    ds.X_test,
-                    ds.y_test,
-                    d,
-                    rng_for(study.name, ds.name, c.id, d, r),
-                    stats,
-                    **params,
-                )
+                try:
+                    out = operator(
+                        ds.X_test,
+                        ds.y_test,
+                        d,
+                        rng_for(study.name, ds.name, c.id, d, r),
+                        stats,
+                        **params,
+                    )
+                except InputError as exc:  # the data cannot take it (no categorical feature)
+                    raise InputError(f"corruption {c.id!r} on dataset {ds.name!r}: {exc}") from None
                 blocks_X.append(out.X)
                 blocks_y.append(out.y)
                 sev.append(np.full(n, d))
