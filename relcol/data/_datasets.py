@@ -100,7 +100,7 @@ def _penguins() -> Loaded:
     if spec is None or not spec.submodule_search_locations:
         raise InputError(
             f"{where}: needs the palmerpenguins package, which ships the data: "
-            "pip install 'relcol[datasets]'"
+            "pip install palmerpenguins (or relcol's `datasets` extra)"
         )
     path = Path(next(iter(spec.submodule_search_locations))) / "data" / "penguins.csv"
     if not path.is_file():
