@@ -189,5 +189,7 @@ def test_penguins_without_the_package_says_how_to_install_it(monkeypatch):
         "find_spec",
         lambda name, *a: None if name == "palmerpenguins" else real(name, *a),
     )
-    with pytest.raises(InputError, match=r"needs the palmerpenguins package.*pip install palmerpenguins"):
+    with pytest.raises(
+        InputError, match=r"needs the palmerpenguins package.*pip install palmerpenguins"
+    ):
         load_dataset(DatasetSpec("penguins"), test_size=0.3, split_seed=0)
