@@ -5,7 +5,7 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 from relcol.data import DatasetSpec, load_dataset
-from relcol.errors import SpecError
+from relcol.errors import InputError, SpecError
 from relcol.models import ZOO, ModelSpec, fit_frozen, validate_model
 
 
@@ -167,3 +167,18 @@ def test_native_models_route_an_unseen_category_like_a_missing_value(name):
     unseen, missing = X[:50].copy(), X[:50].copy()
     unseen[:, 1], missing[:, 1] = 3.0, np.nan
     np.testing.assert_allclose(model.predict_proba(unseen), model.predict_proba(missing))
+
+
+def test_hist_gradient_boosting_refuses_more_categories_than_bins():
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.normal(size=2000), np.arange(2000) % 300])
+    y = rng.integers(0, 2, 2000)
+    with pytest.raises(InputError, match="categorical feature 1 has 300 categories in training"):
+        fit_frozen(
+            ModelSpec("hist_gradient_boosting", "hgb"),
+            X,
+            y,
+            seed=0,
+            n_classes=2,
+            categorical=np.array([False, True]),
+        )

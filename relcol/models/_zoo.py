@@ -37,7 +37,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from relcol.errors import SpecError
+from relcol.errors import InputError, SpecError
 
 
 def _lightgbm() -> type[BaseEstimator]:
@@ -190,6 +190,8 @@ def fit_frozen(
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5EED]))
     idx = rng.integers(0, len(y_train), size=len(y_train))
     params = {**spec.params, **({"random_state": seed} if recipe.takes_seed else {})}
+    if recipe.native_categorical == "init":
+        _check_cardinality(spec, X_train[idx], _mask(categorical), params.get("max_bins", 255))
     estimator = recipe.build(params, categorical)
     with warnings.catch_warnings(record=True) as caught:
         # A capped iteration count is part of the model's definition, not an error.
@@ -203,6 +205,20 @@ def fit_frozen(
             raise KeyboardInterrupt
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return FrozenModel(spec=spec, seed=seed, n_classes=n_classes, estimator=estimator)
+
+
+def _check_cardinality(
+    spec: ModelSpec, X: np.ndarray, categorical: np.ndarray, max_bins: int
+) -> None:
+    """scikit-learn's HGB splits on at most ``max_bins`` categories of a feature."""
+    for j in np.flatnonzero(categorical):
+        count = np.unique(X[~np.isnan(X[:, j]), j]).size
+        if count > max_bins:
+            raise InputError(
+                f"model {spec.id!r}: categorical feature {j} has {count} categories in training; "
+                f"{spec.name} splits on at most max_bins = {max_bins}. Use lightgbm or another "
+                "model, or merge rare categories in the data."
+            )
 
 
 #: The warning scikit-learn's stochastic solvers give when Ctrl-C stops their training early.
