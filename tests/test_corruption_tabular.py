@@ -56,7 +56,7 @@ CATEGORICAL = np.array([False, False, True, False])
 @pytest.mark.parametrize("d", [0.1, 0.5, 1.0])
 def test_scaling_multiplies_a_share_d_of_numeric_cells_by_a_listed_factor(d):
     X, y = mixed_data(4000, 1)
-    stats = TrainingStats.fit(mixed_data(1000, 2)[0], 3, CATEGORICAL)
+    stats = TrainingStats.fit(mixed_data(1000, 2)[0], 3, categorical=CATEGORICAL)
     op, params = prepared("scaling", {"factors": [10, 0.001]}, n_features=4)
     out = op(X, y, d, np.random.default_rng(3), stats, **params)
     assert out.X[:, 2].tobytes() == X[:, 2].tobytes()  # categorical codes are not quantities
@@ -89,7 +89,7 @@ def test_outliers_move_a_share_d_of_cells_exactly_k_training_sds(d):
     X, y = mixed_data(5000, 4)
     X[:100, 0] = np.nan
     train = mixed_data(2000, 5)[0]
-    stats = TrainingStats.fit(train, 3, CATEGORICAL)
+    stats = TrainingStats.fit(train, 3, categorical=CATEGORICAL)
     op, params = prepared("outliers", {"k": 6}, n_features=4)
     out = op(X, y, d, np.random.default_rng(6), stats, **params)
     sd = train.std(axis=0)  # numpy reference for the training SDs
@@ -127,14 +127,14 @@ def test_pairs_are_formed_closest_first_from_training_statistics():
     train = np.column_stack(
         [z * [1, 10, 1, 10, 50] + [0, 100, 0.1, 101, 5], np.ones(4000), rng.integers(0, 3, 4000)]
     )
-    stats = TrainingStats.fit(train, 3, [False] * 6 + [True])
+    stats = TrainingStats.fit(train, 3, categorical=[False] * 6 + [True])
     assert similar_scale_pairs(stats) == [[0, 2], [1, 3]]
 
 
 @pytest.mark.parametrize("d", [0.2, 0.75])
 def test_swapped_columns_exchange_values_on_a_share_d_of_rows(d):
     X, y = mixed_data(4000, 8)
-    stats = TrainingStats.fit(mixed_data(1000, 9)[0], 3, CATEGORICAL)
+    stats = TrainingStats.fit(mixed_data(1000, 9)[0], 3, categorical=CATEGORICAL)
     op, params = prepared("swapped_columns", {"pairs": [[3, 0]]}, n_features=4)
     out = op(X, y, d, np.random.default_rng(10), stats, **params)
     swapped = out.X[:, 0] != X[:, 0]
@@ -155,7 +155,7 @@ def test_swapped_columns_bad_pairs():
         with pytest.raises(SpecError, match=re.escape(f"swapped_columns: {message}")):
             op.validate({"pairs": pairs}, n_features=4, n_classes=2)
     X, y = mixed_data(50, 11)
-    stats = TrainingStats.fit(X, 3, CATEGORICAL)
+    stats = TrainingStats.fit(X, 3, categorical=CATEGORICAL)
     with pytest.raises(InputError, match="column 2 is categorical"):
         op(X, y, 0.5, np.random.default_rng(0), stats, pairs=[[2, 0]])
     constant = TrainingStats.fit(np.ones((10, 3)), 3)
@@ -170,7 +170,7 @@ def test_swapped_columns_bad_pairs():
 def test_categorical_shift_replaces_by_the_training_frequencies_of_the_others(d):
     X, y = mixed_data(40_000, 12)
     X[:1000, 2] = np.nan
-    stats = TrainingStats.fit(mixed_data(20_000, 13)[0], 3, CATEGORICAL)
+    stats = TrainingStats.fit(mixed_data(20_000, 13)[0], 3, categorical=CATEGORICAL)
     out = get_operator("categorical_shift")(X, y, d, np.random.default_rng(14), stats)
     np.testing.assert_array_equal(np.delete(out.X, 2, axis=1), np.delete(X, 2, axis=1))
     assert np.isnan(out.X[:1000, 2]).all()
@@ -199,13 +199,19 @@ def test_categorical_shift_needs_a_categorical_feature():
     one_category = X.copy()
     one_category[:, 2] = 1.0
     with pytest.raises(InputError, match="no categorical feature with at least two categories"):
-        op(X, y, 0.3, np.random.default_rng(0), TrainingStats.fit(one_category, 3, CATEGORICAL))
+        op(
+            X,
+            y,
+            0.3,
+            np.random.default_rng(0),
+            TrainingStats.fit(one_category, 3, categorical=CATEGORICAL),
+        )
     assert op(X, y, 0.0, np.random.default_rng(0), numeric_only).X.tobytes() == X.tobytes()
 
 
 def test_categorical_shift_same_generator_same_output():
     X, y = mixed_data(500, 16)
-    stats = TrainingStats.fit(mixed_data(500, 17)[0], 3, CATEGORICAL)
+    stats = TrainingStats.fit(mixed_data(500, 17)[0], 3, categorical=CATEGORICAL)
     op = get_operator("categorical_shift")
     a, b, c = (op(X, y, 0.3, np.random.default_rng(s), stats) for s in (1, 1, 2))
     assert a.X.tobytes() == b.X.tobytes() and a.realised_rate == b.realised_rate
@@ -214,7 +220,7 @@ def test_categorical_shift_same_generator_same_output():
 
 def test_numeric_operators_leave_categorical_codes_alone():
     X, y = mixed_data(300, 18)
-    stats = TrainingStats.fit(mixed_data(300, 19)[0], 3, CATEGORICAL)
+    stats = TrainingStats.fit(mixed_data(300, 19)[0], 3, categorical=CATEGORICAL)
     assert np.isnan(stats.mean[2]) and np.isnan(stats.sd[2])
     for name in ("gaussian_noise", "mnar", "scaling", "outliers"):
         op, params = prepared(name, {}, n_features=4)
@@ -227,7 +233,7 @@ def test_numeric_operators_leave_categorical_codes_alone():
 
 def test_categorical_mask_must_match_the_features():
     with pytest.raises(InputError, match=r"one entry per feature \(4\)\. Got shape \(3,\)\."):
-        TrainingStats.fit(np.zeros((5, 4)), 2, [True, False, False])
+        TrainingStats.fit(np.zeros((5, 4)), 2, categorical=[True, False, False])
 
 
 # --------------------------------------------------------- label transition
@@ -295,7 +301,7 @@ REAL = ["digits", "breast_cancer", "wine", pytest.param("penguins", marks=needs_
 @pytest.mark.parametrize("d", [0.1, 0.3, 0.5])
 def test_realised_rate_within_four_standard_errors_of_d_on_real_data(dataset, name, d):
     ds = load_dataset(DatasetSpec(dataset), test_size=0.3, split_seed=0)
-    stats = TrainingStats.fit(ds.X_train, ds.n_classes, ds.categorical)
+    stats = TrainingStats.fit(ds.X_train, ds.n_classes, categorical=ds.categorical)
     op, params = prepared(name, {}, n_features=ds.X_test.shape[1], n_classes=ds.n_classes)
     rng = np.random.default_rng(24)
     if name == "categorical_shift" and not ds.categorical.any():
@@ -321,7 +327,7 @@ def test_realised_rate_within_four_standard_errors_of_d_on_real_data(dataset, na
 
 def test_new_operators_can_be_the_base_of_structural_bias():
     X, y = mixed_data(600, 25)
-    stats = TrainingStats.fit(X, 3, CATEGORICAL)
+    stats = TrainingStats.fit(X, 3, categorical=CATEGORICAL)
     op, params = prepared("structural_bias", {"base": "outliers", "target_class": 1}, n_features=4)
     out = op(X, y, 0.5, np.random.default_rng(26), stats, **params)
     assert out.X[y != 1].tobytes() == X[y != 1].tobytes()

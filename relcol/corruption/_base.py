@@ -58,7 +58,7 @@ class TrainingStats:
 
     @classmethod
     def fit(
-        cls, X_train: np.ndarray, n_classes: int, categorical: np.ndarray | None = None
+        cls, X_train: np.ndarray, n_classes: int, *, categorical: np.ndarray | None = None
     ) -> TrainingStats:
         """Compute the statistics of clean training features ``X_train`` (n_train × n_features).
 

@@ -127,7 +127,7 @@ def run_study(
     with warehouse.ingest(study.name, replace=replace, run_id=run_id) as staging:
         classes, logs, tasks = [], [], []
         for ds in datasets:
-            stats = TrainingStats.fit(ds.X_train, ds.n_classes, ds.categorical)
+            stats = TrainingStats.fit(ds.X_train, ds.n_classes, categorical=ds.categorical)
             draws = {
                 c.id: _draw(study, ds, c, params[ds.name, c.id], stats) for c in study.corruptions
             }
