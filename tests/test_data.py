@@ -11,7 +11,8 @@ import pytest
 from sklearn import datasets as skd
 
 from relcol.data import DatasetSpec, load_dataset
-from relcol.errors import InputError
+from relcol.data._datasets import validate_dataset
+from relcol.errors import InputError, SpecError
 
 
 @pytest.mark.parametrize(
@@ -148,6 +149,30 @@ def test_user_file_string_and_boolean_features_become_category_codes(tmp_path):
         X[:, 2], [member[v] for v in np.array(frame["member"].to_list(), dtype=object)[ids]]
     )
     np.testing.assert_array_equal(X[:, 1], frame["size"].to_numpy()[ids])
+
+
+def test_integer_coded_columns_declared_categorical_become_categories(tmp_path):
+    frame = pl.DataFrame({"zip": [10115, 80331, 10115, 20095] * 5, "y": [0, 1] * 10})
+    frame.write_csv(tmp_path / "z.csv")
+    spec = {"path": str(tmp_path / "z.csv"), "target": "y"}
+    plain = load_dataset(DatasetSpec("z", spec), test_size=0.5, split_seed=0)
+    assert plain.categories == (None,)
+    ds = load_dataset(
+        DatasetSpec("z", {**spec, "categorical": ["zip"]}), test_size=0.5, split_seed=0
+    )
+    assert ds.categories == (("10115", "20095", "80331"),)
+    codes = {10115: 0.0, 20095: 1.0, 80331: 2.0}
+    np.testing.assert_array_equal(
+        ds.X_test[:, 0], [codes[z] for z in frame["zip"].to_numpy()[ds.sample_id]]
+    )
+    with pytest.raises(InputError, match=r"column 'zap' not found; available: 'zip'"):
+        load_dataset(
+            DatasetSpec("z", {**spec, "categorical": ["zap"]}), test_size=0.5, split_seed=0
+        )
+    with pytest.raises(
+        SpecError, match=r"categorical must be a list of column names\. Got 'zip'\."
+    ):
+        validate_dataset(DatasetSpec("z", {**spec, "categorical": "zip"}), "dataset 'z'")
 
 
 @pytest.mark.skipif(

@@ -153,7 +153,7 @@ BUILTIN: dict[str, tuple[frozenset[str], Callable[..., Loaded]]] = {
         _synthetic,
     ),
 }
-FILE_PARAMS = frozenset({"path", "target", "features"})
+FILE_PARAMS = frozenset({"path", "target", "features", "categorical"})
 
 
 def validate_dataset(spec: DatasetSpec, where: str) -> None:
@@ -179,6 +179,9 @@ def validate_dataset(spec: DatasetSpec, where: str) -> None:
         raise SpecError(
             f"{where}: unknown parameter(s) {sorted(unknown)}; allowed: {sorted(FILE_PARAMS)}"
         )
+    declared = spec.params.get("categorical", [])
+    if not isinstance(declared, list) or not all(isinstance(c, str) for c in declared):
+        raise SpecError(f"{where}: categorical must be a list of column names. Got {declared!r}.")
 
 
 def _check_synthetic(params: Mapping[str, Any], where: str) -> None:
@@ -269,6 +272,12 @@ def _load_file(spec: DatasetSpec, base: Path | None) -> Loaded:
     missing = [c for c in features if c not in frame.columns]
     if missing:
         raise ColumnNotFoundError.from_missing_and_available(where, missing, frame.columns)
+    declared = spec.params.get("categorical", [])
+    missing = [c for c in declared if c not in features]
+    if missing:
+        raise ColumnNotFoundError.from_missing_and_available(where, missing, features)
+    # Integer-coded categories (ZIP codes, product ids) are categories too when declared.
+    frame = frame.with_columns(pl.col(declared).cast(pl.String))
     return _from_frame(frame, target, features, where)
 
 
