@@ -119,6 +119,23 @@ SPECS = [
         edit('name = "wine"', 'name = "mine"\npath = "nope.csv"\ntarget = "y"'),
         "file not found",
     ),
+    (
+        "categorical-shift-without-categories",
+        edit('name = "mcar"', 'name = "categorical_shift"'),
+        "corruption 'categorical_shift' on dataset 'wine': categorical_shift: the dataset has no "
+        "categorical feature",
+    ),
+    (
+        "swap-a-column-twice",
+        edit('name = "mcar"', 'name = "swapped_columns"\npairs = [[0, 1], [1, 2]]'),
+        "column 1 appears in two pairs",
+    ),
+    (
+        "transition-matrix-not-stochastic",
+        edit('name = "mcar"', 'name = "label_transition"\nmatrix = [[1, 0], [0, 1]]'),
+        "matrix must be 3 rows of 3 numbers",
+    ),
+    ("scaling-by-one", edit('name = "mcar"', 'name = "scaling"\nfactors = [1]'), "not 1"),
     ("not-utf8", None, "not UTF-8"),
 ]
 

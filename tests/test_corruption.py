@@ -34,6 +34,11 @@ CONFIGS = [
     ("structural_bias", {"base": "gaussian_noise", "target_class": 1}),
     ("structural_bias", {"base": "label_noise", "target_class": 2}),
     ("structural_bias", {"base": "mar", "base_params": {"beta": 1.0}}),
+    ("scaling", {}),
+    ("swapped_columns", {}),
+    ("swapped_columns", {"pairs": [[2, 0]]}),
+    ("outliers", {"k": 3.0}),
+    ("label_transition", {}),
 ]
 CONFIG_IDS = [
     f"{name}-{'-'.join(map(str, params.values())) or 'default'}" for name, params in CONFIGS
@@ -563,8 +568,9 @@ def test_validate_fills_defaults(name, given, expected):
         (
             "structural_bias",
             {"base": "structural_bias"},
-            "structural_bias: base must be one of 'gaussian_noise', 'label_noise', 'mar', 'mcar', "
-            "'mnar'. Got 'structural_bias'.",
+            "structural_bias: base must be one of 'categorical_shift', 'gaussian_noise', "
+            "'label_noise', 'label_transition', 'mar', 'mcar', 'mnar', 'outliers', 'scaling', "
+            "'swapped_columns'. Got 'structural_bias'.",
         ),
         (
             "structural_bias",
@@ -609,11 +615,24 @@ def test_unknown_operator_lists_the_known_ones():
     with pytest.raises(SpecError) as error:
         get_operator("mcra")
     assert str(error.value) == (
-        "unknown corruption operator 'mcra'; known operators: 'gaussian_noise', 'label_noise', "
-        "'mar', 'mcar', 'mnar', 'structural_bias'."
+        "unknown corruption operator 'mcra'; known operators: 'categorical_shift', "
+        "'gaussian_noise', 'label_noise', 'label_transition', 'mar', 'mcar', 'mnar', 'outliers', "
+        "'scaling', 'structural_bias', 'swapped_columns'."
     )
     assert sorted(OPERATORS) == sorted(
-        ["mcar", "mar", "mnar", "gaussian_noise", "label_noise", "structural_bias"]
+        [
+            "mcar",
+            "mar",
+            "mnar",
+            "gaussian_noise",
+            "label_noise",
+            "structural_bias",
+            "scaling",
+            "swapped_columns",
+            "outliers",
+            "categorical_shift",
+            "label_transition",
+        ]
     )
     assert all(op.name == name for name, op in OPERATORS.items())
 
@@ -659,6 +678,11 @@ def test_severity_ranges():
         "gaussian_noise": (0.0, math.inf),
         "label_noise": (0.0, 1.0),
         "structural_bias": (0.0, 1.0),
+        "scaling": (0.0, 1.0),
+        "swapped_columns": (0.0, 1.0),
+        "outliers": (0.0, 1.0),
+        "categorical_shift": (0.0, 1.0),
+        "label_transition": (0.0, 1.0),
     }
     assert get_operator("gaussian_noise").check_severity(3, None) == 3.0
     bias = get_operator("structural_bias")

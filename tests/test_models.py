@@ -2,9 +2,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from relcol.data import DatasetSpec, load_dataset
-from relcol.errors import SpecError
+from relcol.errors import InputError, SpecError
 from relcol.models import ZOO, ModelSpec, fit_frozen, validate_model
 
 
@@ -105,3 +106,79 @@ def test_ctrl_c_during_an_mlp_fit_stops_the_fit_instead_of_keeping_half_trained_
     monkeypatch.setattr(MLPClassifier, "fit", noisy)
     with pytest.warns(UserWarning, match="something else"):  # other warnings still show
         fit_frozen(spec, wine.X_train, wine.y_train, seed=0, n_classes=3)
+
+
+# ----------------------------------------------------------- categorical features
+
+
+def parity_data(n: int, seed: int):
+    """y is 1 exactly for categories 0 and 2 of four: no monotone use of the codes fits it."""
+    rng = np.random.default_rng(seed)
+    category = rng.integers(0, 4, n).astype(float)
+    X = np.column_stack([rng.normal(size=n), category])
+    return X, (category % 2 == 0).astype(np.int64)
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_every_model_learns_a_categorical_feature_as_categories(name):
+    X, y = parity_data(3000, 0)
+    X_test, y_test = parity_data(400, 1)
+    with threadpool_limits(limits=1):
+        model = fit_frozen(
+            ModelSpec(name, name), X, y, seed=0, n_classes=2, categorical=np.array([False, True])
+        )
+    assert (model.predict_proba(X_test).argmax(axis=1) == y_test).mean() == 1.0
+    # A category never seen in training and a missing one still get probabilities.
+    odd = X_test[:4].copy()
+    odd[:2, 1], odd[2:, 1] = 9.0, np.nan
+    q = model.predict_proba(odd)
+    assert np.isfinite(q).all()
+    np.testing.assert_allclose(q.sum(axis=1), 1.0, atol=1e-9)
+
+
+def test_one_hot_encoder_learns_categories_from_the_training_resample_only():
+    X, y = parity_data(500, 2)
+    X[:, 1] = np.where(X[:, 1] == 3, 0, X[:, 1])  # training has categories 0, 1, 2 only
+    model = fit_frozen(
+        ModelSpec("logistic_regression", "lr"),
+        X,
+        y,
+        seed=3,
+        n_classes=2,
+        categorical=np.array([False, True]),
+    )
+    encoder = model.estimator[0].named_transformers_["categorical"]
+    rng = np.random.default_rng(np.random.SeedSequence([3, 0x5EED]))
+    idx = rng.integers(0, len(y), size=len(y))
+    np.testing.assert_array_equal(encoder.categories_[0], np.unique(X[idx, 1]))
+    # the unseen category 3 is encoded as no category at all: the all-zero row
+    row = np.array([[0.5, 3.0]])
+    np.testing.assert_array_equal(model.estimator[0].transform(row)[0, 1:], [0.0, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("name", ["hist_gradient_boosting", "lightgbm"])
+def test_native_models_route_an_unseen_category_like_a_missing_value(name):
+    X, y = parity_data(3000, 4)
+    X[:, 1] = np.where(X[:, 1] == 3, 0, X[:, 1])
+    with threadpool_limits(limits=1):  # OpenMP's idle spinning slows HGB down on small machines
+        model = fit_frozen(
+            ModelSpec(name, name), X, y, seed=0, n_classes=2, categorical=np.array([False, True])
+        )
+    unseen, missing = X[:50].copy(), X[:50].copy()
+    unseen[:, 1], missing[:, 1] = 3.0, np.nan
+    np.testing.assert_allclose(model.predict_proba(unseen), model.predict_proba(missing))
+
+
+def test_hist_gradient_boosting_refuses_more_categories_than_bins():
+    rng = np.random.default_rng(5)
+    X = np.column_stack([rng.normal(size=2000), np.arange(2000) % 300])
+    y = rng.integers(0, 2, 2000)
+    with pytest.raises(InputError, match="categorical feature 1 has 300 categories in training"):
+        fit_frozen(
+            ModelSpec("hist_gradient_boosting", "hgb"),
+            X,
+            y,
+            seed=0,
+            n_classes=2,
+            categorical=np.array([False, True]),
+        )

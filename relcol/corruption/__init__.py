@@ -14,16 +14,21 @@ Every operator is the identity at d = 0, draws only from the generator it is
 given (same state, same output), never modifies its inputs, and reports what
 the draw actually did:
 
-=================== ===================== =========================================
-operator            d means               realised_rate / changed_share over
-=================== ===================== =========================================
-``mcar``            missing rate          all cells: selected / value → NaN
-``mar``             missing rate          target-feature cells: selected / value → NaN
-``mnar``            missing rate          all cells: selected / value → NaN
-``gaussian_noise``  noise scale (SDs)     realised scale √mean((ε/s)²) / cells changed
-``label_noise``     replacement prob.     labels: replaced / now different
-``structural_bias`` the base's d          the base's, over the target-class rows
-=================== ===================== =========================================
+===================== ===================== =========================================
+operator              d means               realised_rate / changed_share over
+===================== ===================== =========================================
+``mcar``              missing rate          all cells: selected / value → NaN
+``mar``               missing rate          target-feature cells: selected / value → NaN
+``mnar``              missing rate          all cells: selected / value → NaN
+``gaussian_noise``    noise scale (SDs)     realised scale √mean((ε/s)²) / cells changed
+``label_noise``       replacement prob.     labels: replaced / now different
+``structural_bias``   the base's d          the base's, over the target-class rows
+``scaling``           share of cells        numeric cells: selected / value moved
+``swapped_columns``   share of rows         (row, pair): swapped / a value moved
+``outliers``          share of cells        observed numeric cells with spread: same
+``categorical_shift`` share of cells        observed categorical cells: same (always moved)
+``label_transition``  redraw prob.          labels: redrawn from M[y] / now different
+===================== ===================== =========================================
 """
 
 from __future__ import annotations

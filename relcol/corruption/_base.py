@@ -43,16 +43,27 @@ class TrainingStats:
         A read-only float64 copy of the clean training features, for quantiles.
     n_classes : int
         K, the number of classes labels are drawn from.
+    categorical : ndarray of bool, shape (n_features,)
+        True where the feature holds category codes (see ``relcol.data``). Such a
+        feature has no numeric meaning, so its ``mean`` and ``sd`` are NaN, "never
+        observed": the numeric operators leave it alone, while ``mcar`` and ``mar``
+        blank it like any other and ``categorical_shift`` acts only on it.
     """
 
     mean: np.ndarray
     sd: np.ndarray
     train: np.ndarray
     n_classes: int
+    categorical: np.ndarray | None = None
 
     @classmethod
-    def fit(cls, X_train: np.ndarray, n_classes: int) -> TrainingStats:
-        """Compute the statistics of clean training features ``X_train`` (n_train × n_features)."""
+    def fit(
+        cls, X_train: np.ndarray, n_classes: int, *, categorical: np.ndarray | None = None
+    ) -> TrainingStats:
+        """Compute the statistics of clean training features ``X_train`` (n_train × n_features).
+
+        ``categorical`` masks the features that hold category codes (default: none).
+        """
         train = np.array(X_train, dtype=np.float64, copy=True)
         if train.ndim != 2 or train.shape[0] == 0:
             raise InputError(
@@ -64,7 +75,16 @@ class TrainingStats:
                 f"TrainingStats.fit: n_classes must be an int >= 2. Got {n_classes!r}."
             )
         n_features = train.shape[1]
-        observed = ~np.all(np.isnan(train), axis=0)
+        mask = np.zeros(n_features, dtype=bool)
+        if categorical is not None:
+            given = np.asarray(categorical, dtype=bool)
+            if given.shape != mask.shape:
+                raise InputError(
+                    "TrainingStats.fit: categorical must be a boolean mask with one entry per "
+                    f"feature ({n_features}). Got shape {given.shape}."
+                )
+            mask[:] = given
+        observed = ~np.all(np.isnan(train), axis=0) & ~mask
         mean = np.full(n_features, np.nan)
         sd = np.full(n_features, np.nan)
         # Only features with an observed value, so numpy never warns about empty slices.
@@ -77,9 +97,9 @@ class TrainingStats:
             train[:, observed], axis=0
         )
         sd[constant] = 0.0
-        for array in (mean, sd, train):
+        for array in (mean, sd, train, mask):
             array.flags.writeable = False
-        return cls(mean=mean, sd=sd, train=train, n_classes=int(n_classes))
+        return cls(mean=mean, sd=sd, train=train, n_classes=int(n_classes), categorical=mask)
 
 
 @dataclass(frozen=True, eq=False)

@@ -8,12 +8,25 @@ from relcol.errors import SpecError
 
 from ._base import Operator
 from ._bias import StructuralBias
-from ._labels import LabelNoise
+from ._categorical import CategoricalShift
+from ._entry import Outliers, Scaling, SwappedColumns
+from ._labels import LabelNoise, LabelTransition
 from ._missing import MAR, MCAR, MNAR
 from ._noise import GaussianNoise
 
 # Built from the plain operators first, so structural bias can never nest itself.
-_PLAIN: tuple[Operator, ...] = (MCAR(), MAR(), MNAR(), GaussianNoise(), LabelNoise())
+_PLAIN: tuple[Operator, ...] = (
+    MCAR(),
+    MAR(),
+    MNAR(),
+    GaussianNoise(),
+    LabelNoise(),
+    Scaling(),
+    SwappedColumns(),
+    Outliers(),
+    CategoricalShift(),
+    LabelTransition(),
+)
 
 #: Every corruption operator, by name.
 OPERATORS: dict[str, Operator] = {op.name: op for op in _PLAIN}

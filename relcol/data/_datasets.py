@@ -1,15 +1,24 @@
 """Loading datasets and splitting off the study's fixed test set.
 
 Built-in datasets need no network: scikit-learn's bundled ``digits``,
-``breast_cancer`` and ``wine``, and ``synthetic`` (``make_classification`` with
-size and class count as parameters). A user file (CSV or Parquet) with a named
-target column is the fifth kind. ``sample_id`` is the row's position in the
-full dataset, so it is stable across models, corruptions, seeds and repeats,
-and across studies that use the same data.
+``breast_cancer`` and ``wine``, ``synthetic`` (``make_classification`` with
+size and class count as parameters) and ``penguins`` (the Palmer penguins, read
+from the CSV inside the optional ``palmerpenguins`` package). A user file (CSV
+or Parquet) with a named target column is the last kind. ``sample_id`` is the
+row's position in the full dataset, so it is stable across models,
+corruptions, seeds and repeats, and across studies that use the same data.
+
+Categorical features (string, categorical, enum or boolean columns) are kept
+as category codes: column j of ``X`` holds the index of the value in
+``Dataset.categories[j]`` (the sorted distinct values of the column over all
+rows) as a float, and NaN where the value is missing. Models encode the codes
+with what they learn from clean training rows only, and operators that need
+numbers (means, SDs, quantiles) leave categorical columns alone.
 """
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,21 +56,57 @@ class Dataset:
     X_test: np.ndarray
     y_test: np.ndarray
     sample_id: np.ndarray
+    #: Per feature: its category values (codes index them) or None for a numeric feature.
+    #: Empty means every feature is numeric.
+    categories: tuple[tuple[str, ...] | None, ...] = ()
 
     @property
     def n_classes(self) -> int:
         return len(self.class_names)
 
+    @property
+    def categorical(self) -> np.ndarray:
+        """Boolean mask over features: True where the feature is categorical (codes)."""
+        mask = np.zeros(len(self.feature_names), dtype=bool)
+        for j, values in enumerate(self.categories):
+            mask[j] = values is not None
+        return mask
 
-def _sklearn(
-    loader: Callable[..., Any],
-) -> Callable[..., tuple[np.ndarray, np.ndarray, list, list]]:
-    def load() -> tuple[np.ndarray, np.ndarray, list, list]:
+
+#: What a loader returns: X, y (class codes), feature names, class names, and the
+#: categories of each feature (None for a numeric one).
+Loaded = tuple[np.ndarray, np.ndarray, list, list, list]
+
+
+def _sklearn(loader: Callable[..., Any]) -> Callable[..., Loaded]:
+    def load() -> Loaded:
         bunch = loader()
         names = [str(c) for c in getattr(bunch, "target_names", np.unique(bunch.target))]
-        return bunch.data, bunch.target, list(bunch.feature_names), names
+        features = list(bunch.feature_names)
+        return bunch.data, bunch.target, features, names, [None] * len(features)
 
     return load
+
+
+def _penguins() -> Loaded:
+    """The Palmer penguins (344 birds, 3 species): the CSV shipped inside ``palmerpenguins``.
+
+    The file is read directly, so nothing else of that package is imported and nothing
+    is downloaded. Features: island and sex (categorical; sex has missing values),
+    bill length and depth, flipper length, body mass (numeric, some missing) and year.
+    """
+    where = "dataset 'penguins'"
+    spec = importlib.util.find_spec("palmerpenguins")
+    if spec is None or not spec.submodule_search_locations:
+        raise InputError(
+            f"{where}: needs the palmerpenguins package, which ships the data: "
+            "pip install palmerpenguins (or relcol's `datasets` extra)"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / "data" / "penguins.csv"
+    if not path.is_file():
+        raise InputError(f"{where}: {path} is missing from the palmerpenguins package")
+    frame = pl.read_csv(path, null_values=["NA", ""])
+    return _from_frame(frame, "species", None, where)
 
 
 def _synthetic(
@@ -72,7 +117,7 @@ def _synthetic(
     class_sep: float = 1.0,
     flip_y: float = 0.01,
     random_state: int = 0,
-) -> tuple[np.ndarray, np.ndarray, list, list]:
+) -> Loaded:
     X, y = skd.make_classification(
         n_samples=n_samples,
         n_features=n_features,
@@ -83,12 +128,14 @@ def _synthetic(
         flip_y=flip_y,
         random_state=random_state,
     )
-    return X, y, [f"x{j}" for j in range(n_features)], [f"class_{k}" for k in range(n_classes)]
+    features = [f"x{j}" for j in range(n_features)]
+    return X, y, features, [f"class_{k}" for k in range(n_classes)], [None] * n_features
 
 
 #: Built-in loaders: name -> (parameters allowed, loader).
-BUILTIN: dict[str, tuple[frozenset[str], Callable[..., tuple]]] = {
+BUILTIN: dict[str, tuple[frozenset[str], Callable[..., Loaded]]] = {
     "digits": (frozenset(), _sklearn(skd.load_digits)),
+    "penguins": (frozenset(), _penguins),
     "breast_cancer": (frozenset(), _sklearn(skd.load_breast_cancer)),
     "wine": (frozenset(), _sklearn(skd.load_wine)),
     "synthetic": (
@@ -106,7 +153,7 @@ BUILTIN: dict[str, tuple[frozenset[str], Callable[..., tuple]]] = {
         _synthetic,
     ),
 }
-FILE_PARAMS = frozenset({"path", "target", "features"})
+FILE_PARAMS = frozenset({"path", "target", "features", "categorical"})
 
 
 def validate_dataset(spec: DatasetSpec, where: str) -> None:
@@ -132,6 +179,9 @@ def validate_dataset(spec: DatasetSpec, where: str) -> None:
         raise SpecError(
             f"{where}: unknown parameter(s) {sorted(unknown)}; allowed: {sorted(FILE_PARAMS)}"
         )
+    declared = spec.params.get("categorical", [])
+    if not isinstance(declared, list) or not all(isinstance(c, str) for c in declared):
+        raise SpecError(f"{where}: categorical must be a list of column names. Got {declared!r}.")
 
 
 def _check_synthetic(params: Mapping[str, Any], where: str) -> None:
@@ -164,9 +214,9 @@ def load_dataset(
         params = dict(spec.params)
         if spec.name == "synthetic":
             params.setdefault("n_informative", min(10, params.get("n_features", 20)))
-        X, y, features, classes = BUILTIN[spec.name][1](**params)
+        X, y, features, classes, categories = BUILTIN[spec.name][1](**params)
     else:
-        X, y, features, classes = _load_file(spec, base)
+        X, y, features, classes, categories = _load_file(spec, base)
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.int32)
     ids = np.arange(len(y), dtype=np.int64)
@@ -191,10 +241,11 @@ def load_dataset(
         X_test=X[te],
         y_test=y[te],
         sample_id=ids[te],
+        categories=tuple(None if c is None else tuple(c) for c in categories),
     )
 
 
-def _load_file(spec: DatasetSpec, base: Path | None) -> tuple[np.ndarray, np.ndarray, list, list]:
+def _load_file(spec: DatasetSpec, base: Path | None) -> Loaded:
     path = Path(spec.params["path"]).expanduser()
     if not path.is_absolute() and base is not None:
         path = base / path
@@ -221,11 +272,25 @@ def _load_file(spec: DatasetSpec, base: Path | None) -> tuple[np.ndarray, np.nda
     missing = [c for c in features if c not in frame.columns]
     if missing:
         raise ColumnNotFoundError.from_missing_and_available(where, missing, frame.columns)
-    non_numeric = [c for c in features if not frame.schema[c].is_numeric()]
-    if non_numeric:
+    declared = spec.params.get("categorical", [])
+    missing = [c for c in declared if c not in features]
+    if missing:
+        raise ColumnNotFoundError.from_missing_and_available(where, missing, features)
+    # Integer-coded categories (ZIP codes, product ids) are categories too when declared.
+    frame = frame.with_columns(pl.col(declared).cast(pl.String))
+    return _from_frame(frame, target, features, where)
+
+
+def _from_frame(frame: pl.DataFrame, target: str, features: list | None, where: str) -> Loaded:
+    """Features and class codes of a table: numeric columns as floats, categorical as codes."""
+    features = features or [c for c in frame.columns if c != target]
+    kinds = {c: _kind(frame.schema[c]) for c in features}
+    unusable = [c for c, kind in kinds.items() if kind is None]
+    if unusable:
         raise InputError(
-            f"{where}: feature column(s) {non_numeric} are not numeric; encode them first "
-            "or list the numeric ones under `features`"
+            f"{where}: feature column(s) {unusable} are neither numeric nor categorical "
+            "(string, categorical, enum, boolean); convert them first or leave them out of "
+            "`features`"
         )
     y_raw = frame.get_column(target)
     if y_raw.null_count():
@@ -235,5 +300,24 @@ def _load_file(spec: DatasetSpec, base: Path | None) -> tuple[np.ndarray, np.nda
     classes, y = np.unique(y_raw.to_numpy(), return_inverse=True)
     if len(classes) < 2:
         raise InputError(f"{where}: target column {target!r} has fewer than two classes")
-    X = frame.select(pl.col(features).cast(pl.Float64)).to_numpy()
-    return X, y, features, [str(c) for c in classes]
+    columns, categories = [], []
+    for c in features:
+        if kinds[c] == "numeric":
+            columns.append(frame.get_column(c).cast(pl.Float64).to_numpy())
+            categories.append(None)
+            continue
+        values = frame.get_column(c).cast(pl.String)
+        levels = values.drop_nulls().unique().sort()
+        codes = values.replace_strict(levels, pl.Series(np.arange(len(levels))), default=None)
+        columns.append(codes.cast(pl.Float64).fill_null(np.nan).to_numpy())
+        categories.append(tuple(levels.to_list()))
+    X = np.column_stack(columns) if columns else np.empty((frame.height, 0))
+    return X, y, features, [str(c) for c in classes], categories
+
+
+def _kind(dtype: pl.DataType) -> str | None:
+    if dtype.is_numeric():
+        return "numeric"
+    if isinstance(dtype, pl.String | pl.Categorical | pl.Enum | pl.Boolean):
+        return "categorical"
+    return None

@@ -8,6 +8,13 @@ fitted on clean training data (and scaling, where the model needs it);
 ``hist_gradient_boosting`` and ``lightgbm`` use their native NaN handling
 (scikit-learn's sends NaN to the larger child of each split it never saw NaN
 at; LightGBM treats NaN as zero at features that had none in training).
+
+Categorical features arrive as category codes (see ``relcol.data``). Models
+without native support one-hot encode them with an encoder fitted on the clean
+training resample: a category it never saw there (or NaN, if training had
+none) becomes the all-zero row. ``hist_gradient_boosting`` and ``lightgbm``
+are told which columns are categorical and split on the codes natively; both
+route a category unseen in training the way they route a missing value.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.impute import SimpleImputer
@@ -27,9 +35,9 @@ from sklearn.naive_bayes import GaussianNB
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from relcol.errors import SpecError
+from relcol.errors import InputError, SpecError
 
 
 def _lightgbm() -> type[BaseEstimator]:
@@ -47,16 +55,50 @@ class Recipe:
     takes_seed: bool = True
     impute: bool = True  # False: the estimator handles NaN natively
     scale: bool = False
+    #: How the estimator is told which columns are categorical when it splits on codes
+    #: natively: the constructor parameter ("init", scikit-learn's HGB) or the ``fit``
+    #: argument ("fit", LightGBM). None: the codes are one-hot encoded before it.
+    native_categorical: str | None = None
 
-    def build(self, params: Mapping[str, Any]) -> BaseEstimator:
-        estimator = self.estimator()(**{**self.defaults, **params})
+    def build(
+        self, params: Mapping[str, Any], categorical: np.ndarray | None = None
+    ) -> BaseEstimator:
+        """The estimator (with its preprocessing) for features whose ``categorical`` mask is given."""
+        categorical = _mask(categorical)
+        native = dict(params)
+        if self.native_categorical == "init" and categorical.any():
+            native["categorical_features"] = categorical
+        estimator = self.estimator()(**{**self.defaults, **native})
         if not self.impute:
             return estimator
-        steps = [SimpleImputer(strategy="mean")] + ([StandardScaler()] if self.scale else [])
-        return make_pipeline(*steps, estimator)
+        numeric = [SimpleImputer(strategy="mean")] + ([StandardScaler()] if self.scale else [])
+        if not categorical.any():
+            return make_pipeline(*numeric, estimator)
+        encode = ColumnTransformer(
+            [
+                ("numeric", make_pipeline(*numeric), np.flatnonzero(~categorical)),
+                (
+                    "categorical",
+                    OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                    np.flatnonzero(categorical),
+                ),
+            ]
+        )
+        return make_pipeline(encode, estimator)
+
+    def fit_params(self, categorical: np.ndarray | None = None) -> dict[str, Any]:
+        """Arguments for ``fit`` beyond X and y: LightGBM's categorical columns."""
+        categorical = _mask(categorical)
+        if self.native_categorical == "fit" and categorical.any():
+            return {"categorical_feature": np.flatnonzero(categorical).tolist()}
+        return {}
 
     def parameter_names(self) -> set[str]:
         return set(self.estimator()().get_params())
+
+
+def _mask(categorical: np.ndarray | None) -> np.ndarray:
+    return np.zeros(0, dtype=bool) if categorical is None else np.asarray(categorical, dtype=bool)
 
 
 def _const(cls: type[BaseEstimator]) -> Callable[[], type[BaseEstimator]]:
@@ -67,9 +109,17 @@ ZOO: dict[str, Recipe] = {
     "logistic_regression": Recipe(_const(LogisticRegression), {"max_iter": 2000}, scale=True),
     "random_forest": Recipe(_const(RandomForestClassifier), {"n_estimators": 200, "n_jobs": 1}),
     "hist_gradient_boosting": Recipe(
-        _const(HistGradientBoostingClassifier), {"max_iter": 100}, impute=False
+        _const(HistGradientBoostingClassifier),
+        {"max_iter": 100},
+        impute=False,
+        native_categorical="init",
     ),
-    "lightgbm": Recipe(_lightgbm, {"n_estimators": 100, "verbose": -1, "n_jobs": 1}, impute=False),
+    "lightgbm": Recipe(
+        _lightgbm,
+        {"n_estimators": 100, "verbose": -1, "n_jobs": 1},
+        impute=False,
+        native_categorical="fit",
+    ),
     "mlp": Recipe(
         _const(MLPClassifier), {"hidden_layer_sizes": (64,), "max_iter": 500}, scale=True
     ),
@@ -124,19 +174,30 @@ class FrozenModel:
 
 
 def fit_frozen(
-    spec: ModelSpec, X_train: np.ndarray, y_train: np.ndarray, *, seed: int, n_classes: int
+    spec: ModelSpec,
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    *,
+    seed: int,
+    n_classes: int,
+    categorical: np.ndarray | None = None,
 ) -> FrozenModel:
-    """Fit ``spec`` once on a bootstrap resample (drawn with ``seed``) of clean training data."""
+    """Fit ``spec`` once on a bootstrap resample (drawn with ``seed``) of clean training data.
+
+    ``categorical`` masks the features that hold category codes (default: none).
+    """
     recipe = ZOO[spec.name]
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5EED]))
     idx = rng.integers(0, len(y_train), size=len(y_train))
     params = {**spec.params, **({"random_state": seed} if recipe.takes_seed else {})}
-    estimator = recipe.build(params)
+    if recipe.native_categorical == "init":
+        _check_cardinality(spec, X_train[idx], _mask(categorical), params.get("max_bins", 255))
+    estimator = recipe.build(params, categorical)
     with warnings.catch_warnings(record=True) as caught:
         # A capped iteration count is part of the model's definition, not an error.
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("always", UserWarning)
-        estimator.fit(X_train[idx], y_train[idx])
+        estimator.fit(X_train[idx], y_train[idx], **recipe.fit_params(categorical))
     for warning in caught:
         if str(warning.message) == _INTERRUPTED:
             # scikit-learn's MLP catches Ctrl-C, warns and keeps the half-trained weights;
@@ -144,6 +205,20 @@ def fit_frozen(
             raise KeyboardInterrupt
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return FrozenModel(spec=spec, seed=seed, n_classes=n_classes, estimator=estimator)
+
+
+def _check_cardinality(
+    spec: ModelSpec, X: np.ndarray, categorical: np.ndarray, max_bins: int
+) -> None:
+    """scikit-learn's HGB splits on at most ``max_bins`` categories of a feature."""
+    for j in np.flatnonzero(categorical):
+        count = np.unique(X[~np.isnan(X[:, j]), j]).size
+        if count > max_bins:
+            raise InputError(
+                f"model {spec.id!r}: categorical feature {j} has {count} categories in training; "
+                f"{spec.name} splits on at most max_bins = {max_bins}. Use lightgbm or another "
+                "model, or merge rare categories in the data."
+            )
 
 
 #: The warning scikit-learn's stochastic solvers give when Ctrl-C stops their training early.

@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 
 from relcol.corruption import OPERATORS, TrainingStats
 from relcol.data import Dataset, load_dataset
-from relcol.errors import SpecError
+from relcol.errors import InputError, SpecError
 from relcol.models import ModelSpec, fit_frozen
 from relcol.store import Warehouse, write_part_file
 from relcol.study._numerics import numerics
@@ -127,7 +127,7 @@ def run_study(
     with warehouse.ingest(study.name, replace=replace, run_id=run_id) as staging:
         classes, logs, tasks = [], [], []
         for ds in datasets:
-            stats = TrainingStats.fit(ds.X_train, ds.n_classes)
+            stats = TrainingStats.fit(ds.X_train, ds.n_classes, categorical=ds.categorical)
             draws = {
                 c.id: _draw(study, ds, c, params[ds.name, c.id], stats) for c in study.corruptions
             }
@@ -190,7 +190,14 @@ def _fit_predict_write(
     # One BLAS/OpenMP thread per fit: on a small machine shared with other work, OpenMP's
     # busy-waiting threads made one HistGradientBoosting fit 40x slower (50 s vs 1.2 s).
     with threadpool_limits(limits=1):
-        frozen = fit_frozen(model, ds.X_train, ds.y_train, seed=seed, n_classes=ds.n_classes)
+        frozen = fit_frozen(
+            model,
+            ds.X_train,
+            ds.y_train,
+            seed=seed,
+            n_classes=ds.n_classes,
+            categorical=ds.categorical,
+        )
         clean = frozen.predict_proba(ds.X_test)
         parts = []
         for c in shared.corruptions:
@@ -236,14 +243,17 @@ def _draw(
             if d == 0.0:
                 hit = changed = 0.0
             else:
-                out = operator(
-                    ds.X_test,
-                    ds.y_test,
-                    d,
-                    rng_for(study.name, ds.name, c.id, d, r),
-                    stats,
-                    **params,
-                )
+                try:
+                    out = operator(
+                        ds.X_test,
+                        ds.y_test,
+                        d,
+                        rng_for(study.name, ds.name, c.id, d, r),
+                        stats,
+                        **params,
+                    )
+                except InputError as exc:  # the data cannot take it (no categorical feature)
+                    raise InputError(f"corruption {c.id!r} on dataset {ds.name!r}: {exc}") from None
                 blocks_X.append(out.X)
                 blocks_y.append(out.y)
                 sev.append(np.full(n, d))
