@@ -49,6 +49,14 @@ from relcol.cli._common import user_errors, warehouse_option
     help="Break point margin: the gap's rise over clean must be significantly above it.",
 )
 @click.option(
+    "--intervals",
+    type=click.Choice(["samples", "training"]),
+    default="samples",
+    show_default=True,
+    help="What intervals cover: test samples with the trained models fixed, or also the "
+    "spread between training seeds.",
+)
+@click.option(
     "--seed",
     type=click.IntRange(min=0, max=2**62 - 1),
     default=0,
@@ -69,6 +77,7 @@ def report(
     alpha: float,
     tau: float,
     margin: float,
+    intervals: str,
     seed: int,
     warehouse: str | None,
     quiet: bool,
@@ -114,6 +123,7 @@ def report(
             tau=tau,
             margin=margin,
             seed=seed,
+            intervals=intervals,
             progress=advance,
         )
     if as_json:

@@ -37,6 +37,7 @@ from relcol.analysis._bins import figure_tables, risk_coverage
 from relcol.analysis._scorecard import corruption_error
 from relcol.analysis._scorecard import scorecard as _scorecard
 from relcol.analysis._statistical import statistical_tables
+from relcol.analysis._training import SCOPES
 from relcol.errors import ParameterError, RelcolError
 from relcol.metrics._frames import by_chunks
 from relcol.report import terminal_summary, write_report
@@ -192,6 +193,7 @@ def report_tables(
     tau: float = 0.05,
     margin: float = 0.02,
     seed: int = 0,
+    intervals: str = "samples",
 ) -> dict[str, pl.DataFrame]:
     """Every table the report shows and exports, by name (``calibration`` first).
 
@@ -208,6 +210,10 @@ def report_tables(
     """
     bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
     margin = _check_margin(margin)
+    if intervals not in SCOPES:
+        raise ParameterError(
+            f"intervals must be one of {', '.join(map(repr, SCOPES))}. Got {intervals!r}."
+        )
     metric_tables, cells = _metric_tables(wh, study, bins=bins)
     tables = {
         **metric_tables,
@@ -225,6 +231,7 @@ def report_tables(
             seed=seed,
             bins=bins,
             samples=cells,
+            intervals=intervals,
         )
         tables |= layer
         tables["calibration"] = tables["calibration"].with_columns(
@@ -302,12 +309,13 @@ def report(
     tau: float = 0.05,
     margin: float = 0.02,
     seed: int = 0,
+    intervals: str = "samples",
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportResult:
     """Compute the metric tables of one study, materialise them, and write the HTML report.
 
-    ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau``, ``margin`` and ``seed``
-    set the statistical layer (``report_tables``).
+    ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau``, ``margin``, ``seed`` and
+    ``intervals`` set the statistical layer (``report_tables``).
 
     ``progress``, when given, is called as ``progress(step, done, total)`` after each step
     (``"tables"``, ``"warehouse"``, each section of the page, ``"files"``), with ``total``
@@ -331,6 +339,7 @@ def report(
         tau=tau,
         margin=margin,
         seed=seed,
+        intervals=intervals,
     )
     advance("tables")
     for view, name in MATERIALISED.items():
@@ -352,7 +361,7 @@ def report(
     }
     if bootstrap:
         meta |= {"bootstrap": bootstrap, "level": 1 - alpha, "alpha": alpha, "tau": tau}
-        meta |= {"margin": margin}
+        meta |= {"margin": margin, "intervals": intervals}
         meta |= {"seed": seed}
     out_dir = Path(out) if out is not None else Path("reports") / study
     html = write_report(out_dir, tables=tables, meta=meta, progress=advance)

@@ -50,3 +50,25 @@ def test_differences_carry_p_and_q_values_per_family():
     expected = stats.false_discovery_control(one_way["p_value"].to_numpy(), method="bh")
     assert one_way["q_value"].to_numpy() == pytest.approx(expected)
     assert (table["q_value"] >= table["p_value"] - 1e-15).all()
+
+
+def test_training_variation_widens_each_side_in_quadrature():
+    from relcol.analysis._training import with_training_variation
+
+    table = pl.DataFrame(
+        {"cell": [1, 2], "gap": [0.1, 0.2], "gap_lo": [0.07, 0.15], "gap_hi": [0.12, 0.3]}
+    )
+    seeds = pl.DataFrame(
+        {"cell": [1, 1, 1, 1, 2], "seed": [0, 1, 2, 3, 0], "gap": [0.05, 0.1, 0.12, 0.13, 0.2]}
+    )
+    out = with_training_variation(table, seeds, ["cell"], alpha=0.1)
+    s = np.std([0.05, 0.1, 0.12, 0.13], ddof=1)
+    extra = stats.t.ppf(0.95, 3) * s / 2
+    assert out["gap_lo"][0] == pytest.approx(0.1 - np.hypot(0.03, extra))
+    assert out["gap_hi"][0] == pytest.approx(0.1 + np.hypot(0.02, extra))
+    # one seed: nothing to add, and the scope says so
+    assert out.row(1, named=True)["gap_lo"] == 0.15 and out["gap_hi"][1] == 0.3
+    assert out["interval_scope"].to_list() == [
+        "test samples and training seeds",
+        "test samples",
+    ]

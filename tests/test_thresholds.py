@@ -265,6 +265,19 @@ def test_an_empty_warehouse_has_the_statistical_views(tmp_path):
         assert wh.sql(f"SELECT count(*) AS n FROM {view}")["n"][0] == 0
 
 
+def test_training_intervals_are_wider_and_say_what_they_cover(tiny_warehouse):
+    plain = relcol._api.report_tables(tiny_warehouse, "tiny", bootstrap=100)["calibration"]
+    wide = relcol._api.report_tables(
+        tiny_warehouse, "tiny", bootstrap=100, intervals="training"
+    )["calibration"]
+    assert set(plain["interval_scope"]) == {"test samples"}
+    assert set(wide["interval_scope"]) == {"test samples and training seeds"}
+    assert (wide["gap_lo"] <= plain["gap_lo"]).all() and (wide["gap_hi"] >= plain["gap_hi"]).all()
+    assert (wide["gap_hi"] - wide["gap_lo"] > plain["gap_hi"] - plain["gap_lo"]).any()
+    with pytest.raises(ParameterError, match="intervals must be one of 'samples', 'training'"):
+        relcol._api.report_tables(tiny_warehouse, "tiny", bootstrap=10, intervals="seeds")
+
+
 def test_bootstrap_zero_reports_point_estimates_only(tiny_warehouse):
     tables = relcol._api.report_tables(tiny_warehouse, "tiny", bootstrap=0)
     assert "ece_lo" not in tables["calibration"].columns and "thresholds" not in tables
@@ -277,6 +290,7 @@ def test_bootstrap_zero_reports_point_estimates_only(tiny_warehouse):
         (["--bootstrap", "-1"], "--bootstrap"),
         (["--tau", "-0.1"], "--tau"),
         (["--margin", "1"], "--margin"),
+        (["--intervals", "seeds"], "--intervals"),
         (["--seed", "-2"], "--seed"),
     ],
 )

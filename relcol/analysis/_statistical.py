@@ -29,7 +29,9 @@ from relcol.analysis._thresholds import (
     cell_evidence,
     thresholds,
 )
+from relcol.analysis._training import SCOPES, with_training_variation
 from relcol.analysis._trends import TREND_METRICS, trends
+from relcol.errors import ParameterError
 from relcol.store import CELL
 
 #: Metrics whose per-seed spread (``_sd``, ``_min``, ``_max``) sits beside them in the
@@ -56,6 +58,7 @@ def statistical_tables(
     coverage: float | None = None,
     risk: float | None = None,
     samples: pl.DataFrame | None = None,
+    intervals: str = "samples",
 ) -> dict[str, pl.DataFrame]:
     """Intervals, spread, differences, trends and thresholds for a study's tables.
 
@@ -75,6 +78,11 @@ def statistical_tables(
     samples
         One row per cell with its distinct test samples ``samples`` (the lights' minimum
         counts); None: not applied.
+    intervals
+        What the metric tables' intervals cover: ``"samples"`` (default: the paired bootstrap
+        over test samples, the trained models held fixed) or ``"training"`` (widened by the
+        spread between training seeds, ``relcol.analysis.with_training_variation``).
+        Differences, trends and verdicts are about the trained models either way.
 
     Returns
     -------
@@ -86,6 +94,10 @@ def statistical_tables(
         (paired: vs clean and model vs model), ``trends``, ``evidence`` (per cell, the
         estimates and one-sided bounds the verdicts are decided from) and ``thresholds``.
     """
+    if intervals not in SCOPES:
+        raise ParameterError(
+            f"intervals must be one of {', '.join(map(repr, SCOPES))}. Got {intervals!r}."
+        )
     calibration = tables["calibration"]
     selective = tables.get("selective")
     if selective is not None and not selective.is_empty():
@@ -107,6 +119,10 @@ def statistical_tables(
         if table is None:
             continue
         out[name] = with_intervals(table, result, alpha, metrics=metrics, spread=SPREAD[name])
+        if intervals == "training":
+            out[name] = with_training_variation(out[name], result.seeds, CELL, alpha)
+        else:
+            out[name] = out[name].with_columns(interval_scope=pl.lit(SCOPES["samples"]))
     points = calibration
     for name in ("discrimination", "selective"):
         if name in tables:

@@ -173,7 +173,19 @@ def _lead(thresholds: pl.DataFrame, meta: Mapping[str, Any]) -> str:
             "from which Δ(d) − Δ(0) is significantly above "
             + (f"{margin:g}" if margin is not None else "the margin")
             + "; an improvement is never a break. d*: the same, where Δ(d) is also "
-            "significantly above τ. Intervals hold the trained models fixed: they cover "
-            "test-sample variation, not retraining."
+            "significantly above τ. These verdicts are about the trained models in the "
+            "warehouse: their bounds resample test samples and hold the models fixed."
+        )
+    if meta.get("intervals") == "training":
+        parts.append(
+            "The metric tables' intervals also include training variation: each is widened "
+            "by the spread between training seeds (t quantile with seeds − 1 degrees of "
+            "freedom)."
+        )
+    elif replicates:
+        parts.append(
+            "The metric tables' intervals cover test-sample variation only, not retraining: "
+            "the spread over training seeds is shown beside them (relcol report --intervals "
+            "training widens them by it)."
         )
     return escape(" ".join(parts))
