@@ -37,7 +37,10 @@ gap mean confidence − accuracy of the cell at d.
   The calibration error's upper bound is the plug-in ECE's (its upward bias makes the bound
   conservative); its lower bound is the larger of |Δ|'s and (ECE − ECE₀)'s, two quantities
   whose expectation does not exceed the true ECE (|Δ| ≤ ECE always; ECE₀ is at least the
-  plug-in's bias). The action follows the light and never contradicts it: green → deploy;
+  plug-in's bias). ``deciding_metric`` names what made the light: for red the first of
+  AUROC, calibration error, MCE beyond its amber threshold; for amber weak discrimination
+  first, then a calibration error or MCE whose estimate is beyond green, then whichever
+  bound was too wide. The action follows the light and never contradicts it: green → deploy;
   red or amber for discrimination (AUROC significantly below ``retrain_auroc``, or its
   estimate below it) → retrain; red for calibration → isotonic regression, then
   re-evaluate; amber with the calibration error significantly above ``green_ece`` →
@@ -398,25 +401,31 @@ def cell_lights(evidence: pl.DataFrame, lights: TrafficLight = DEFAULT_LIGHTS) -
         .then(pl.lit("amber"))
         .otherwise(pl.lit("green"))
     )
+    weak = ((col("auroc_upper") < t.retrain_auroc) | (col("auroc") < t.retrain_auroc)).fill_null(
+        False
+    )
+    beyond = {  # amber for a reason an estimate shows, not only for a wide bound
+        "ece": (col("calibration_lower") > t.green_ece).fill_null(False),
+        "mce": (mce_judged > t.green_mce).fill_null(False),
+    }
     deciding = pl.when(~enough | ~(is_red | is_amber)).then(None)
     for name in ("auroc", "ece", "mce"):
         deciding = deciding.when(is_red & red[name].fill_null(False)).then(pl.lit(name))
+    deciding = deciding.when(weak).then(pl.lit("auroc"))
+    for name, shown in beyond.items():
+        deciding = deciding.when(shown).then(pl.lit(name))
     for name in ("auroc", "ece", "mce"):
-        deciding = deciding.when(~is_red & blocks_green[name].fill_null(False)).then(pl.lit(name))
-    weak = (col("auroc_upper") < t.retrain_auroc) | (col("auroc") < t.retrain_auroc)
+        deciding = deciding.when(blocks_green[name].fill_null(False)).then(pl.lit(name))
     action = (
         pl.when(~enough)
         .then(None)
         .when(~(is_red | is_amber))
         .then(pl.lit(ACTIONS["deploy"]))
-        .when(weak.fill_null(False))
+        .when(weak)
         .then(pl.lit(ACTIONS["retrain"]))
         .when(is_red)
         .then(pl.lit(ACTIONS["isotonic"]))
-        .when(
-            (col("calibration_lower") > t.green_ece).fill_null(False)
-            | (mce_judged > t.green_mce).fill_null(False)
-        )
+        .when(beyond["ece"] | beyond["mce"])
         .then(pl.lit(ACTIONS["scaling"]))
         .otherwise(pl.lit(ACTIONS["data"]))
     )
