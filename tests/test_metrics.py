@@ -746,7 +746,7 @@ def test_missing_column_is_named():
         ColumnNotFoundError, match=r"'confidence', .* not found; available: 'model'"
     ):
         calibration(frame, "model")
-    out = calibration(frame, "model", confidence="score", proba=None, order=()).collect()
+    out = calibration(frame, "model", confidence="score", proba=None, order=(), events=()).collect()
     assert out["mean_confidence"].to_list() == [0.5]
     assert out["brier"].to_list() == [None]  # no vector: null, not an error
 
@@ -768,7 +768,7 @@ def test_ece_bounded_by_mce_and_gap(data, bins):
     frame = pl.DataFrame(
         data, schema={"confidence": pl.Float64, "correct": pl.Boolean}, orient="row"
     )
-    table = calibration(frame, (), bins=bins, draws=5, proba=None, order=())
+    table = calibration(frame, (), bins=bins, draws=5, proba=None, order=(), events=())
     cell = table.collect().row(0, named=True)
     slack = 1e-12
     assert 0.0 <= cell["ece"] <= cell["mce"] + slack

@@ -7,17 +7,21 @@
 --   ece = Σₘ |Z − S| / n and mce = maxₘ |Z − S| / nₘ on the equal-width bins; ace = ECE on the
 --   equal-mass bins; rmsce = √(Σₘ (Z − S)²/nₘ / n); classwise_ece = mean over classes k of the
 --   ECE of pₖ against 1[y = k]; ece_null = mean ECE of R simulated perfectly calibrated
---   outcomes, ece_excess = ece − ece_null, ece_pvalue = share of draws with ECE >= ece (within
---   1e-12); ece_debiased = Kumar et al.'s √max(Σₘ (nₘ/n)[(accₘ − confₘ)² − accₘ(1 − accₘ)/(nₘ−1)], 0)
---   (bins of one row add 0); brier = (1/n) Σᵢ Σₖ (pᵢₖ − 1[yᵢ = k])²; brier_top = (1/n) Σ (c − z)²
+--   outcomes, ece_excess = ece − ece_null, ece_pvalue = (b + 1)/(R + 1), b the number of draws
+--   with ECE >= ece (within 1e-12), never 0; ece_debiased = Kumar et al.'s
+--   √max(Σₘ (nₘ/n)[(accₘ − confₘ)² − accₘ(1 − accₘ)/(nₘ−1)], 0) (bins of one row add 0);
+--   brier = (1/n) Σᵢ Σₖ (pᵢₖ − 1[yᵢ = k])²; brier_top = (1/n) Σ (c − z)²
 --   = brier_reliability − brier_resolution + brier_uncertainty + brier_within, with
 --   reliability Σₘ (Z − S)²/nₘ / n, resolution Σₘ nₘ(Z/nₘ − ā)² / n, uncertainty ā(1 − ā),
 --   within Σₘ [Q − S²/nₘ − 2(P − S·Z/nₘ)] / n; nll = −(1/n) Σ ln max(p_y, 1e-15);
 --   nll_top = −(1/n) Σ [z ln c̃ + (1 − z) ln(1 − c̃)], c̃ clipped to [1e-15, 1 − 1e-15].
 --   classwise_ece, brier and nll are NULL for a cell with a row whose proba is NULL or empty.
--- ECE₀ simulation (relcol/metrics/_null.py has the reasoning): per equal-width bin m and draw r,
---   a bin of n <= 32 rows draws n Bernoulli(S/n) pseudo-rows, uniform(1, m, r, j)·n < S; a
---   larger bin draws S + √max(S − Q, 0)·N, N = √(−2 ln u₀)·cos(2π u₁), uᵢ = uniform(2, m, r, i).
+-- ECE₀ simulation (relcol/metrics/_null.py has the reasoning): one outcome per distinct
+--   prediction event (cell, sample_id, seed, y_pred, confidence), counted k times, k its rows.
+--   Per equal-width bin m (n rows, S = Σc, e events) and draw r, a bin of e <= 32 events draws
+--   Σⱼ kⱼ·[uniform(1, m, r, j)·n < S] over its events in descending order of k, j = 0…e − 1;
+--   a larger bin draws S + √max(V, 0)·N, V = Σ k²c − Σ k²c² over its events,
+--   N = √(−2 ln u₀)·cos(2π u₁), uᵢ = uniform(2, m, r, i).
 --   The draws do not depend on the cell, as in Polars, so both engines give the same numbers.
 -- Inputs: source, the name of a table or view with the long table's columns
 --   (default 'predictions'); macros bin_statistics, cell_rows, cell_ids, bin_index,
@@ -63,6 +67,23 @@ adaptive AS (
     FROM bin_statistics(source, bins, 'mass')
     GROUP BY cell
 ),
+null_events AS (
+    -- one row per distinct prediction event, k = its number of rows
+    SELECT cell, bin_index(confidence, bins) AS bin, confidence, k
+    FROM (
+        SELECT cell, CAST(confidence AS DOUBLE) AS confidence, count(*) AS k
+        FROM cell_rows(source)
+        GROUP BY cell, sample_id, seed, y_pred, CAST(confidence AS DOUBLE)
+    )
+),
+null_bins AS (
+    SELECT
+        cell, bin,
+        count(*) AS events,
+        sum(k * k * confidence) - sum(k * k * (confidence * confidence)) AS variance
+    FROM null_events
+    GROUP BY cell, bin
+),
 null_noise AS (
     -- the random numbers depend on (bin, draw[, j]) only: drawn once, joined to every cell
     SELECT
@@ -75,25 +96,36 @@ null_pseudo AS (
     SELECT b.range AS bin, d.range AS draw, j.range AS j, uniform(1, b.range, d.range, j.range) AS u
     FROM range(bins) AS b, range(draws) AS d, range(32) AS j
 ),
+null_ranked AS (
+    -- events with equal k are interchangeable (they share the bin's S/n), so ties in k may
+    -- fall in any order
+    SELECT
+        e.cell, e.bin, e.k,
+        row_number() OVER (PARTITION BY e.cell, e.bin ORDER BY e.k DESC) - 1 AS j
+    FROM null_events AS e
+    JOIN null_bins AS b ON e.cell = b.cell AND e.bin = b.bin
+    WHERE b.events <= 32
+),
 null_small AS (
     SELECT
         w.cell, w.bin, x.draw,
         any_value(w.n) AS n,
         any_value(w.sum_confidence) AS sum_confidence,
-        CAST(count_if(x.u * w.n < w.sum_confidence) AS DOUBLE) AS simulated
-    FROM width AS w
-    JOIN null_pseudo AS x ON w.bin = x.bin AND x.j < w.n
-    WHERE w.n <= 32
+        CAST(sum(CASE WHEN x.u * w.n < w.sum_confidence THEN e.k ELSE 0 END) AS DOUBLE)
+            AS simulated
+    FROM null_ranked AS e
+    JOIN width AS w ON e.cell = w.cell AND e.bin = w.bin
+    JOIN null_pseudo AS x ON e.bin = x.bin AND e.j = x.j
     GROUP BY w.cell, w.bin, x.draw
 ),
 null_large AS (
     SELECT
         w.cell, w.bin, x.draw, w.n, w.sum_confidence,
-        w.sum_confidence + sqrt(greatest(w.sum_confidence - w.sum_confidence_sq, 0.0)) * x.normal
-            AS simulated
+        w.sum_confidence + sqrt(greatest(b.variance, 0.0)) * x.normal AS simulated
     FROM width AS w
+    JOIN null_bins AS b ON w.cell = b.cell AND w.bin = b.bin
     JOIN null_noise AS x ON w.bin = x.bin
-    WHERE w.n > 32
+    WHERE b.events > 32
 ),
 null_draws AS (
     SELECT cell, draw, ece_from_bins(n, sum_confidence, simulated) AS ece
@@ -104,7 +136,7 @@ nulls AS (
     SELECT
         d.cell,
         avg(d.ece) AS ece_null,
-        avg(CASE WHEN d.ece >= o.ece - 1e-12 THEN 1.0 ELSE 0.0 END) AS ece_pvalue
+        (count_if(d.ece >= o.ece - 1e-12) + 1.0) / (count(*) + 1.0) AS ece_pvalue
     FROM null_draws AS d
     JOIN observed AS o ON d.cell = o.cell
     GROUP BY d.cell
