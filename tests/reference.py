@@ -51,7 +51,8 @@ def bin_table(confidence: np.ndarray, correct: np.ndarray, bins: int) -> dict[st
 
 
 def metrics(confidence: np.ndarray, correct: np.ndarray, bins: int) -> dict[str, float]:
-    """n, accuracy, mean_confidence, gap, abs_gap, ece, mce of one group."""
+    """n, accuracy, mean_confidence, gap, abs_gap, ece, mce, mce_n of one group (mce_n: the
+    most rows among the bins within 1e-12 of the MCE)."""
     c = np.asarray(confidence, dtype=np.float64)
     z = np.asarray(correct, dtype=np.float64)
     table = bin_table(c, z, bins)
@@ -66,6 +67,7 @@ def metrics(confidence: np.ndarray, correct: np.ndarray, bins: int) -> dict[str,
         "abs_gap": abs(gap),
         "ece": float(np.sum(weights * bin_gaps)),
         "mce": float(bin_gaps.max()),
+        "mce_n": int(table["n"][bin_gaps >= bin_gaps.max() - 1e-12].max()),
     }
 
 
@@ -302,7 +304,7 @@ def calibration(
             values |= with_vector(group["proba"].to_list(), group["y_true"].to_numpy(), bins)
             values = {name: values[name] for name in CALIBRATION_COLUMNS}
         rows.append(dict(zip(by, key, strict=True)) | values)
-    return _frame(rows, frame, by, {"n": pl.Int64})
+    return _frame(rows, frame, by, {"n": pl.Int64, "mce_n": pl.Int64})
 
 
 CALIBRATION_COLUMNS = (
@@ -313,6 +315,7 @@ CALIBRATION_COLUMNS = (
     "abs_gap",
     "ece",
     "mce",
+    "mce_n",
     "ace",
     "rmsce",
     "classwise_ece",

@@ -23,6 +23,7 @@ from relcol.metrics._calibration import (
     ece_from_bins,
     gap_from_bins,
     mce_from_bins,
+    mce_n_from_bins,
     mean_confidence_from_bins,
     rmsce_from_bins,
 )
@@ -67,6 +68,7 @@ COLUMNS = (
     "abs_gap",
     "ece",
     "mce",
+    "mce_n",
     "ace",
     "rmsce",
     "classwise_ece",
@@ -156,7 +158,8 @@ def calibration(
     -------
     pl.LazyFrame
         One row per group: ``by`` columns, then ``n`` (Int64), ``accuracy``,
-        ``mean_confidence``, ``gap``, ``abs_gap``, ``ece``, ``mce``, ``ace``, ``rmsce``,
+        ``mean_confidence``, ``gap``, ``abs_gap``, ``ece``, ``mce``, ``mce_n`` (Int64: the
+        rows of the bin that attains the MCE, the largest such bin on a tie), ``ace``, ``rmsce``,
         ``classwise_ece``, ``ece_null``, ``ece_excess``, ``ece_pvalue``, ``ece_debiased``,
         ``brier``, ``brier_top``, ``brier_reliability``, ``brier_resolution``,
         ``brier_uncertainty``, ``brier_within``, ``nll``, ``nll_top`` (Float64); sorted by
@@ -201,7 +204,7 @@ def calibration_cells(
 ) -> pl.LazyFrame:
     """Per cell id: the ``calibration`` columns, from the rows, their equal-width and
     equal-mass statistics and their prediction events (``event_statistics``)."""
-    observed = width.group_by(CELL_ID).agg(count_from_bins(), *width_metrics())
+    observed = width.group_by(CELL_ID).agg(count_from_bins(), *width_metrics(), mce_n_from_bins())
     adaptive = mass.group_by(CELL_ID).agg(ece_from_bins().alias("ace"))
     out = observed.join(adaptive, on=CELL_ID, how="left").join(
         null_cells(null_draws(width, events, bins, draws), observed), on=CELL_ID, how="left"

@@ -4,7 +4,8 @@
 --   (single-label rows) is one cell. Ordered by cell, nulls last.
 -- Columns (BIGINT n, DOUBLE otherwise; z = correct, S/Z/Q/P a bin's Σc, Σz, Σc², Σcz):
 --   n, accuracy, mean_confidence, gap = mean_confidence − accuracy, abs_gap = |gap|;
---   ece = Σₘ |Z − S| / n and mce = maxₘ |Z − S| / nₘ on the equal-width bins; ace = ECE on the
+--   ece = Σₘ |Z − S| / n and mce = maxₘ |Z − S| / nₘ on the equal-width bins; mce_n (BIGINT)
+--   = nₘ of the bin attaining mce (within 1e-12; on a tie the most rows); ace = ECE on the
 --   equal-mass bins; rmsce = √(Σₘ (Z − S)²/nₘ / n); classwise_ece = mean over classes k of the
 --   ECE of pₖ against 1[y = k]; ece_null = mean ECE of R simulated perfectly calibrated
 --   outcomes, ece_excess = ece − ece_null, ece_pvalue = (b + 1)/(R + 1), b the number of draws
@@ -34,7 +35,9 @@ CREATE OR REPLACE MACRO calibration(source := 'predictions', bins := 15, draws :
 WITH width AS (
     SELECT
         *,
-        sum(sum_correct) OVER cells / sum(n) OVER cells AS cell_accuracy
+        sum(sum_correct) OVER cells / sum(n) OVER cells AS cell_accuracy,
+        abs(sum_correct - sum_confidence) / n AS bin_gap,
+        max(abs(sum_correct - sum_confidence) / n) OVER cells AS cell_mce
     FROM bin_statistics(source, bins, 'width')
     WINDOW cells AS (PARTITION BY cell)
 ),
@@ -45,7 +48,8 @@ observed AS (
         sum(sum_correct) / sum(n) AS accuracy,
         sum(sum_confidence) / sum(n) AS mean_confidence,
         ece_from_bins(n, sum_confidence, sum_correct) AS ece,
-        max(abs(sum_correct - sum_confidence) / n) AS mce,
+        max(bin_gap) AS mce,
+        max(n) FILTER (WHERE bin_gap >= cell_mce - 1e-12) AS mce_n,
         sum((sum_correct - sum_confidence) * (sum_correct - sum_confidence) / n) / sum(n)
             AS brier_reliability,
         sum(CASE WHEN n >= 2 THEN
@@ -211,7 +215,7 @@ SELECT
     o.n, o.accuracy, o.mean_confidence,
     o.mean_confidence - o.accuracy AS gap,
     abs(o.mean_confidence - o.accuracy) AS abs_gap,
-    o.ece, o.mce,
+    o.ece, o.mce, o.mce_n,
     a.ace,
     sqrt(o.brier_reliability) AS rmsce,
     CASE WHEN c.n_proba = o.n THEN c.classwise_ece END AS classwise_ece,
