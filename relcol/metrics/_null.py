@@ -6,7 +6,10 @@ several times: at severity 0 every repeat stores the clean model's predictions a
 deterministic operator repeats identical rows at every repeat. Those copies are one outcome
 of one prediction, not independent trials, so the null draws one outcome per distinct
 **event** = (cell, ``sample_id``, ``seed``, ``y_pred``, confidence) and counts it kₑ times,
-kₑ the event's number of rows (``events=()`` makes every row its own event, kₑ = 1).
+kₑ the event's number of rows (``events=()`` makes every row its own event, kₑ = 1). Under
+label noise the copies' evaluation labels are redrawn per repeat, so their outcomes are
+correlated but not identical; one draw per event errs there on the cautious side (a larger
+ECE₀ and p-value than independent rows would give).
 
 METRICS.md defines ECE₀ by R draws of zᵢ ~ Bernoulli(cᵢ). At 10⁷ rows and R = 100 that is 10⁹
 draws, so relcol simulates at the bin level from sufficient statistics instead: per
