@@ -75,23 +75,28 @@ def event_columns(events: Sequence[str]) -> dict[str, pl.Expr]:
 
 
 def event_statistics(rows: pl.LazyFrame, bins: int, n_events: int) -> pl.LazyFrame:
-    """Per cell × distinct prediction event: its equal-width ``bin``, confidence ``c`` and
-    ``k``, its number of rows; with ``n_events`` = 0 every row is an event of k = 1."""
+    """Per cell × prediction event stored more than once: its equal-width ``bin``, confidence
+    ``c`` and ``k`` ≥ 2, its number of rows. Every other row is an event of its own (k = 1)
+    and needs no entry; with ``n_events`` = 0 (no event columns) there are none."""
     if n_events:
         keys = [CELL_ID, "c", *(f"e{i}" for i in range(n_events))]
-        events = rows.group_by(keys).agg(k=pl.len().cast(pl.Int64))
+        copies = rows.group_by(keys).agg(k=pl.len().cast(pl.Int64)).filter(pl.col("k") > 1)
     else:
-        events = rows.with_columns(k=pl.lit(1, pl.Int64))
-    return events.select(CELL_ID, _bin_index("c", bins), "c", "k").cache()
+        copies = rows.filter(pl.lit(False)).with_columns(k=pl.lit(1, pl.Int64))
+    # cached: null_draws reads it twice
+    return copies.select(CELL_ID, _bin_index("c", bins), "c", "k").cache()
 
 
-def null_draws(width: pl.LazyFrame, events: pl.LazyFrame, bins: int, draws: int) -> pl.LazyFrame:
+def null_draws(width: pl.LazyFrame, copies: pl.LazyFrame, bins: int, draws: int) -> pl.LazyFrame:
     """Per cell × draw r: ``ece``, the ECE of one simulated perfectly calibrated outcome.
 
     ``width`` holds the equal-width statistics (``CELL_ID``, ``bin``, ``n``,
-    ``sum_confidence``), ``events`` the ``event_statistics`` of the same rows. The random
-    numbers depend on (bin, draw, j) only, so they are drawn once, in small tables, and
-    joined to every cell's bins.
+    ``sum_confidence``, ``sum_confidence_sq``), ``copies`` the ``event_statistics`` of the
+    same rows. Only the events stored more than once need a pass of their own: a bin has
+    eₘ = nₘ − Σ(k − 1) events and Vₘ = (Sₘ − Σc²) + Σ(k² − k)·c(1 − c), both sums over its
+    repeated events (so with none, Vₘ is Sₘ − Σc², bit for bit). The random numbers depend on
+    (bin, draw, j) only, so they are drawn once, in small tables, and joined to every cell's
+    bins.
     """
     n, total, k, c = pl.col("n"), pl.col("sum_confidence"), pl.col("k"), pl.col("c")
     grid = pl.LazyFrame({"bin": range(bins)}, schema={"bin": pl.Int64}).join(
@@ -101,30 +106,51 @@ def null_draws(width: pl.LazyFrame, events: pl.LazyFrame, bins: int, draws: int)
     pseudo = grid.join(
         pl.LazyFrame({"j": range(SMALL_BIN)}, schema={"j": pl.Int64}), how="cross"
     ).with_columns(u=uniform(STREAMS["ece_null_bernoulli"], "bin", "draw", "j"))
-    # Vₘ = Σ k²c − Σ k²c², as two sums so that k = 1 gives Σc − Σc², bit for bit
-    weight = (k * k).cast(pl.Float64)
-    per_bin = (
-        events.with_columns(kc=weight * c, kc2=weight * (c * c))
+    repeated = (
+        copies.with_columns(extra=(k * k - k).cast(pl.Float64) * c * (1 - c))
         .group_by(CELL_ID, "bin")
-        .agg(events=pl.len(), variance=exact_sum(pl.col("kc")) - exact_sum(pl.col("kc2")))
+        .agg(repeated=(k - 1).sum(), extra=exact_sum(pl.col("extra")))
     )
-    sums = width.select(CELL_ID, "bin", "n", "sum_confidence")
-    small_bins = per_bin.filter(pl.col("events") <= SMALL_BIN).select(CELL_ID, "bin")
+    per_bin = (
+        width.select(CELL_ID, "bin", "n", "sum_confidence", "sum_confidence_sq")
+        .join(repeated, on=[CELL_ID, "bin"], how="left")
+        .select(
+            CELL_ID,
+            "bin",
+            "n",
+            "sum_confidence",
+            events=n - pl.col("repeated").fill_null(0),
+            variance=(total - pl.col("sum_confidence_sq")) + pl.col("extra").fill_null(0.0),
+        )
+    )
+    # the repeated events of a bin take its first slots j, the most copies first; the
+    # events of one row take the rest (events with equal k are interchangeable: they share
+    # the bin's S/n)
+    ranked = copies.select(
+        CELL_ID,
+        "bin",
+        "k",
+        j=k.rank("ordinal", descending=True).over(CELL_ID, "bin").cast(pl.Int64) - 1,
+    )
     small = (
-        events.join(small_bins, on=[CELL_ID, "bin"], how="semi")
-        .with_columns(j=k.rank("ordinal", descending=True).over(CELL_ID, "bin").cast(pl.Int64) - 1)
-        .join(sums, on=[CELL_ID, "bin"])
-        .join(pseudo, on=["bin", "j"])
+        per_bin.filter(pl.col("events") <= SMALL_BIN)
+        .join(pseudo, on="bin")
+        .filter(pl.col("j") < pl.col("events"))
+        .join(ranked, on=[CELL_ID, "bin", "j"], how="left")
         .group_by(CELL_ID, "bin", "draw")
         .agg(
             n.first(),
             total.first(),
-            simulated=pl.when(pl.col("u") * n < total).then(k).otherwise(0).sum().cast(pl.Float64),
+            simulated=pl.when(pl.col("u") * n < total)
+            .then(k.fill_null(1))
+            .otherwise(0)
+            .sum()
+            .cast(pl.Float64),
         )
     )
     spread = pl.col("variance").clip(lower_bound=0.0).sqrt()
     large = (
-        sums.join(per_bin.filter(pl.col("events") > SMALL_BIN), on=[CELL_ID, "bin"])
+        per_bin.filter(pl.col("events") > SMALL_BIN)
         .join(noise, on="bin")
         .select(
             CELL_ID,

@@ -19,9 +19,10 @@
 --   classwise_ece, brier and nll are NULL for a cell with a row whose proba is NULL or empty.
 -- ECE₀ simulation (relcol/metrics/_null.py has the reasoning): one outcome per distinct
 --   prediction event (cell, sample_id, seed, y_pred, confidence), counted k times, k its rows.
---   Per equal-width bin m (n rows, S = Σc, e events) and draw r, a bin of e <= 32 events draws
---   Σⱼ kⱼ·[uniform(1, m, r, j)·n < S] over its events in descending order of k, j = 0…e − 1;
---   a larger bin draws S + √max(V, 0)·N, V = Σ k²c − Σ k²c² over its events,
+--   Per equal-width bin m (n rows, S = Σc, e = n − Σ(k − 1) events) and draw r, a bin of
+--   e <= 32 events draws Σⱼ kⱼ·[uniform(1, m, r, j)·n < S] over its events in descending order
+--   of k, j = 0…e − 1; a larger bin draws S + √max(V, 0)·N, V = Σ k²c(1 − c) over its events
+--   = (S − Σc²) + Σ(k² − k)·c(1 − c) over those stored more than once,
 --   N = √(−2 ln u₀)·cos(2π u₁), uᵢ = uniform(2, m, r, i).
 --   The draws do not depend on the cell, as in Polars, so both engines give the same numbers.
 -- Inputs: source, the name of a table or view with the long table's columns
@@ -71,22 +72,31 @@ adaptive AS (
     FROM bin_statistics(source, bins, 'mass')
     GROUP BY cell
 ),
-null_events AS (
-    -- one row per distinct prediction event, k = its number of rows
+null_copies AS (
+    -- the prediction events stored more than once, k their rows; every other row is an event
     SELECT cell, bin_index(confidence, bins) AS bin, confidence, k
     FROM (
         SELECT cell, CAST(confidence AS DOUBLE) AS confidence, count(*) AS k
         FROM cell_rows(source)
         GROUP BY cell, sample_id, seed, y_pred, CAST(confidence AS DOUBLE)
     )
+    WHERE k > 1
 ),
 null_bins AS (
+    -- e = n − Σ(k − 1) events; V = (S − Σc²) + Σ(k² − k)·c(1 − c) over the repeated events
     SELECT
-        cell, bin,
-        count(*) AS events,
-        sum(k * k * confidence) - sum(k * k * (confidence * confidence)) AS variance
-    FROM null_events
-    GROUP BY cell, bin
+        w.cell, w.bin, w.n, w.sum_confidence,
+        w.n - coalesce(r.repeated, 0) AS events,
+        (w.sum_confidence - w.sum_confidence_sq) + coalesce(r.extra, 0.0) AS variance
+    FROM width AS w
+    LEFT JOIN (
+        SELECT
+            cell, bin,
+            sum(k - 1) AS repeated,
+            sum((k * k - k) * confidence * (1 - confidence)) AS extra
+        FROM null_copies
+        GROUP BY cell, bin
+    ) AS r ON w.cell = r.cell AND w.bin = r.bin
 ),
 null_noise AS (
     -- the random numbers depend on (bin, draw[, j]) only: drawn once, joined to every cell
@@ -101,34 +111,30 @@ null_pseudo AS (
     FROM range(bins) AS b, range(draws) AS d, range(32) AS j
 ),
 null_ranked AS (
-    -- events with equal k are interchangeable (they share the bin's S/n), so ties in k may
-    -- fall in any order
-    SELECT
-        e.cell, e.bin, e.k,
-        row_number() OVER (PARTITION BY e.cell, e.bin ORDER BY e.k DESC) - 1 AS j
-    FROM null_events AS e
-    JOIN null_bins AS b ON e.cell = b.cell AND e.bin = b.bin
-    WHERE b.events <= 32
+    -- the repeated events of a bin take its first slots j, the most copies first; the events
+    -- of one row take the rest (events with equal k are interchangeable: they share S/n)
+    SELECT cell, bin, k, row_number() OVER (PARTITION BY cell, bin ORDER BY k DESC) - 1 AS j
+    FROM null_copies
 ),
 null_small AS (
     SELECT
-        w.cell, w.bin, x.draw,
-        any_value(w.n) AS n,
-        any_value(w.sum_confidence) AS sum_confidence,
-        CAST(sum(CASE WHEN x.u * w.n < w.sum_confidence THEN e.k ELSE 0 END) AS DOUBLE)
-            AS simulated
-    FROM null_ranked AS e
-    JOIN width AS w ON e.cell = w.cell AND e.bin = w.bin
-    JOIN null_pseudo AS x ON e.bin = x.bin AND e.j = x.j
-    GROUP BY w.cell, w.bin, x.draw
+        b.cell, b.bin, x.draw,
+        any_value(b.n) AS n,
+        any_value(b.sum_confidence) AS sum_confidence,
+        CAST(sum(CASE WHEN x.u * b.n < b.sum_confidence THEN coalesce(e.k, 1) ELSE 0 END)
+            AS DOUBLE) AS simulated
+    FROM null_bins AS b
+    JOIN null_pseudo AS x ON b.bin = x.bin AND x.j < b.events
+    LEFT JOIN null_ranked AS e ON b.cell = e.cell AND b.bin = e.bin AND x.j = e.j
+    WHERE b.events <= 32
+    GROUP BY b.cell, b.bin, x.draw
 ),
 null_large AS (
     SELECT
-        w.cell, w.bin, x.draw, w.n, w.sum_confidence,
-        w.sum_confidence + sqrt(greatest(b.variance, 0.0)) * x.normal AS simulated
-    FROM width AS w
-    JOIN null_bins AS b ON w.cell = b.cell AND w.bin = b.bin
-    JOIN null_noise AS x ON w.bin = x.bin
+        b.cell, b.bin, x.draw, b.n, b.sum_confidence,
+        b.sum_confidence + sqrt(greatest(b.variance, 0.0)) * x.normal AS simulated
+    FROM null_bins AS b
+    JOIN null_noise AS x ON b.bin = x.bin
     WHERE b.events > 32
 ),
 null_draws AS (
