@@ -51,7 +51,8 @@ def bin_table(confidence: np.ndarray, correct: np.ndarray, bins: int) -> dict[st
 
 
 def metrics(confidence: np.ndarray, correct: np.ndarray, bins: int) -> dict[str, float]:
-    """n, accuracy, mean_confidence, gap, abs_gap, ece, mce of one group."""
+    """n, accuracy, mean_confidence, gap, abs_gap, ece, mce, mce_n of one group (mce_n: the
+    most rows among the bins within 1e-12 of the MCE)."""
     c = np.asarray(confidence, dtype=np.float64)
     z = np.asarray(correct, dtype=np.float64)
     table = bin_table(c, z, bins)
@@ -66,6 +67,7 @@ def metrics(confidence: np.ndarray, correct: np.ndarray, bins: int) -> dict[str,
         "abs_gap": abs(gap),
         "ece": float(np.sum(weights * bin_gaps)),
         "mce": float(bin_gaps.max()),
+        "mce_n": int(table["n"][bin_gaps >= bin_gaps.max() - 1e-12].max()),
     }
 
 
@@ -242,31 +244,47 @@ def uniform(*keys) -> np.ndarray:
     return (hash32(*keys).astype(np.float64) + 0.5) / 2.0**32
 
 
-def ece_null(confidence: np.ndarray, correct: np.ndarray, bins: int, draws: int) -> dict:
-    """ece_null, ece_excess, ece_pvalue by the bin-level simulation of METRICS notes."""
+def ece_null(
+    confidence: np.ndarray,
+    correct: np.ndarray,
+    bins: int,
+    draws: int,
+    events: Sequence[np.ndarray] = (),
+) -> dict:
+    """ece_null, ece_excess, ece_pvalue by the bin-level simulation of relcol/metrics/_null.py:
+    one outcome per distinct event (``events`` columns and the confidence; none: every row is
+    one), counted k times; p = (b + 1)/(R + 1)."""
     c = np.asarray(confidence, dtype=np.float64)
     z = np.asarray(correct, dtype=np.float64)
     b = bin_searchsorted(c, bins)
     observed = calibration_error(c, z, b)
+    if len(events):
+        keys = np.rec.fromarrays([*events, c])
+        _, first, k = np.unique(keys, return_index=True, return_counts=True)
+        event_c, event_b = c[first], b[first]
+    else:
+        event_c, event_b, k = c, b, np.ones(len(c), dtype=np.int64)
     eces = np.zeros(draws)
+    r = np.arange(draws)
     for m in np.unique(b):
-        cm = c[b == m]
-        size, total, spread = len(cm), cm.sum(), max(cm.sum() - (cm * cm).sum(), 0.0)
-        r = np.arange(draws)
-        if size <= 32:
-            u = uniform(1, m, r[:, None], np.arange(size)[None, :])
-            simulated = (u * size < total).sum(axis=1)
+        size, total = int((b == m).sum()), c[b == m].sum()
+        km, cm = k[event_b == m], event_c[event_b == m]
+        if len(km) <= 32:
+            order = np.sort(km)[::-1]
+            u = uniform(1, m, r[:, None], np.arange(len(km))[None, :])
+            simulated = ((u * size < total) * order[None, :]).sum(axis=1)
         else:
+            variance = max((km * km * cm).sum() - (km * km * cm * cm).sum(), 0.0)
             normal = np.sqrt(np.log(uniform(2, m, r, 0)) * -2.0) * np.cos(
                 uniform(2, m, r, 1) * 6.283185307179586
             )
-            simulated = total + np.sqrt(spread) * normal
+            simulated = total + np.sqrt(variance) * normal
         eces += np.abs(simulated - total)
     eces /= len(c)
     return {
         "ece_null": float(eces.mean()),
         "ece_excess": observed - float(eces.mean()),
-        "ece_pvalue": float(np.mean(eces >= observed - 1e-12)),
+        "ece_pvalue": float((np.sum(eces >= observed - 1e-12) + 1) / (draws + 1)),
     }
 
 
@@ -281,11 +299,12 @@ def calibration(
         values = metrics(c, z, bins)
         if full:
             tiebreak = [group[k].to_numpy() for k in ("sample_id", "seed", "repeat")]
-            values |= extended(c, z, tiebreak, bins) | ece_null(c, z, bins, draws)
+            events = [group[k].to_numpy() for k in ("sample_id", "seed", "y_pred")]
+            values |= extended(c, z, tiebreak, bins) | ece_null(c, z, bins, draws, events)
             values |= with_vector(group["proba"].to_list(), group["y_true"].to_numpy(), bins)
             values = {name: values[name] for name in CALIBRATION_COLUMNS}
         rows.append(dict(zip(by, key, strict=True)) | values)
-    return _frame(rows, frame, by, {"n": pl.Int64})
+    return _frame(rows, frame, by, {"n": pl.Int64, "mce_n": pl.Int64})
 
 
 CALIBRATION_COLUMNS = (
@@ -296,6 +315,7 @@ CALIBRATION_COLUMNS = (
     "abs_gap",
     "ece",
     "mce",
+    "mce_n",
     "ace",
     "rmsce",
     "classwise_ece",

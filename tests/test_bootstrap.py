@@ -77,6 +77,7 @@ def frame_of(
                                 "sample_id": np.arange(samples, dtype=np.int64) * 7 + 3,
                                 "label": pl.Series([None] * samples, dtype=pl.Int32),
                                 "y_true": y_true.astype(np.int32),
+                                "y_pred": y_pred.astype(np.int32),
                                 "confidence": c,
                                 "correct": y_pred == y_true,
                                 "proba": pl.Series(p.astype(np.float32)).cast(pl.List(pl.Float32)),
@@ -230,7 +231,7 @@ def test_gemm_equals_explicit_weights_on_any_cell(rows, replicate):
         assert all(np.isnan(result.values[m][0, replicate]) for m in ("accuracy", "ece"))
         return
     reweighted = explicit(frame, weights, ids)
-    table = metrics.calibration(reweighted, CELL, bins=5, proba=None).collect()
+    table = metrics.calibration(reweighted, CELL, bins=5, proba=None, events=()).collect()
     for name in WIDTH_METRICS:
         got = result.values[name][0, replicate]
         np.testing.assert_allclose(got, column(table, name)[0], atol=1e-12, err_msg=name)

@@ -32,8 +32,10 @@ from relcol.metrics import (
 )
 from relcol.metrics._consistency import (
     CONSISTENCY_COLUMNS,
+    CONSISTENCY_MEANS,
     COUNT_COLUMNS,
     PAIR_COLUMNS,
+    PARTIAL,
     SAMPLE_COLUMNS,
 )
 from relcol.store import CELL, PREDICTIONS, connect_frame
@@ -158,6 +160,7 @@ def brute_force(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
                     "prediction_entropy": float(np.mean(entropies)),
                     "ec_l_pooled": 1.0 if either_total == 0 else both_total / either_total,
                     **{m: _mean(p[m] for p in stratum_pairs) for m in PAIR_METRICS},
+                    **{f"{m}_pairs": sum(p[m] is not None for p in stratum_pairs) for m in PARTIAL},
                 }
             )
             y_clean = dict(clean.rows())
@@ -188,12 +191,9 @@ def brute_force(frame: pl.DataFrame) -> dict[str, pl.DataFrame]:
                     "replicates": max(s["tau"] for s in strata),
                     "strata": len(strata),
                     "pairs": sum(math.comb(s["tau"], 2) for s in strata),
+                    **{f"{m}_pairs": sum(s[f"{m}_pairs"] for s in strata) for m in PARTIAL},
                     "n": max(s["n"] for s in strata),
-                    **{
-                        m: _mean(s[m] for s in strata)
-                        for m in CONSISTENCY_COLUMNS[5:]
-                        if m != "churn"
-                    },
+                    **{m: _mean(s[m] for s in strata) for m in CONSISTENCY_MEANS if m != "churn"},
                 }
             )
             cells[-1]["churn"] = 1 - cells[-1]["pa"]
@@ -229,6 +229,7 @@ INTS = {
     "replicates": pl.Int64,
     "strata": pl.Int64,
     "pairs": pl.Int64,
+    **{f"{m}_pairs": pl.Int64 for m in PARTIAL},
     "n": pl.Int64,
     "stratum": pl.Int32,
     "replicate_i": pl.Int32,
@@ -506,6 +507,24 @@ def test_all_wrong_both_times_is_consistent_but_uncorrelated():
     assert row["kappa_error"] == 1.0
 
 
+def test_pair_means_carry_the_count_of_pairs_that_define_them(tmp_path):
+    # four seeds of one repeat, y = 0 1 0 1; six pairs. Seed 0 is always right (constant
+    # error vector: EC_corr undefined with every other seed), seed 3 always predicts 1
+    # (constant prediction, different from each other seed's: PA_V undefined in its pairs).
+    preds = {0: [0, 1, 0, 1], 1: [1, 1, 0, 1], 2: [1, 0, 0, 1], 3: [1, 1, 1, 1]}
+    frame = pl.concat(
+        long_rows(seed=[s] * 4, y_true=[0, 1, 0, 1], y_pred=p) for s, p in preds.items()
+    )
+    # errors: seed 1 = 1000, seed 2 = 1100, seed 3 = 1010; φ(1000, 1100) = φ(1000, 1010) =
+    # (4·1 − 1·2)/√(1·3·2·2) = 1/√3, φ(1100, 1010) = (4·1 − 2·2)/(2·2) = 0
+    for out in (consistency(frame).collect(), sql(frame, "consistency", tmp_path)):
+        row = out.row(0, named=True)
+        assert (row["axis"], row["pairs"]) == ("seed", 6)
+        assert row["ec_corr_pairs"] == 3 and row["ec_corr"] == pytest.approx(2 / 3 / math.sqrt(3))
+        assert row["pa_v_pairs"] == 3  # the pairs of seeds 0, 1, 2
+        assert row["pa"] == pytest.approx(15 / 24)  # PA is defined for every pair
+
+
 def test_repeat_axis_at_severity_zero_is_trivially_perfect():
     """At d = 0 every corruption is the identity: all repeats of a seed are the same rows."""
     y = [0, 1, 2, 1]
@@ -598,7 +617,7 @@ CONSISTENCY_METRICS = [name for name, m in REGISTRY.items() if m.view == "consis
 
 
 def test_registry_lists_every_consistency_metric():
-    assert set(CONSISTENCY_METRICS) == set(CONSISTENCY_COLUMNS[6:])
+    assert set(CONSISTENCY_METRICS) == set(CONSISTENCY_MEANS[1:])  # accuracy is a basic
     assert all(REGISTRY[m].keys == ("axis",) for m in CONSISTENCY_METRICS)
 
 

@@ -45,6 +45,8 @@ FAMILIES = ("basics", "calibration", "proper scores", "discrimination", "selecti
 OURS = {name: metric for name, metric in REGISTRY.items() if metric.kind in FAMILIES}
 METRIC_COLUMNS = list(OURS)
 TABLES = ("calibration", "discrimination", "selective")
+#: Metrics that are row counts (Int64); every other metric is Float64.
+COUNTS = ("n", "mce_n")
 TABLE_OF = {name: metric.view for name, metric in OURS.items()}
 #: Table-only metrics (no row-level builder): the ECE₀ family.
 TABLE_ONLY = [name for name, metric in OURS.items() if metric.expr is None]
@@ -500,6 +502,21 @@ def test_hand_worked_example(engine):
     assert cell["abs_gap"] == pytest.approx(0.8125 / 9, abs=1e-12)
     assert cell["ece"] == pytest.approx(2.9375 / 9, abs=1e-12)
     assert cell["mce"] == pytest.approx(0.5625, abs=1e-12)
+    assert cell["mce_n"] == 2  # bin 1 attains the MCE
+
+
+def test_mce_n_is_the_largest_bin_attaining_the_mce(engine):
+    # M = 4: bin 0 holds c = .125 (right) → |gap| .875; bin 3 holds c = .875 three times,
+    # all wrong → |gap| .875 too; bin 1 holds c = .5, .5 (one right) → 0. Tie at .875:
+    # the larger bin, 3 rows. With one of bin 3's rows right (|gap| .875 − 1/3 < .875),
+    # bin 0 alone attains the MCE: 1 row.
+    confidence = [0.125, 0.875, 0.875, 0.875, 0.5, 0.5]
+    tie = long_table(confidence, [True, False, False, False, True, False])
+    cell = one_cell(engine(tie, 4))
+    assert cell["mce"] == pytest.approx(0.875, abs=1e-12) and cell["mce_n"] == 3
+    alone = long_table(confidence, [True, True, False, False, True, False])
+    cell = one_cell(engine(alone, 4))
+    assert cell["mce"] == pytest.approx(0.875, abs=1e-12) and cell["mce_n"] == 1
 
 
 def test_hand_worked_bins(tmp_path):
@@ -682,8 +699,7 @@ def test_empty_frame_gives_no_rows_with_the_full_schema(engine):
     assert empty.height == 0
     assert empty.schema == pl.Schema(
         {name: PREDICTIONS[name] for name in KEYS}
-        | {"n": pl.Int64}
-        | {name: pl.Float64 for name in METRIC_COLUMNS if name != "n"}
+        | {name: pl.Int64 if name in COUNTS else pl.Float64 for name in METRIC_COLUMNS}
     )
 
 
@@ -746,7 +762,7 @@ def test_missing_column_is_named():
         ColumnNotFoundError, match=r"'confidence', .* not found; available: 'model'"
     ):
         calibration(frame, "model")
-    out = calibration(frame, "model", confidence="score", proba=None, order=()).collect()
+    out = calibration(frame, "model", confidence="score", proba=None, order=(), events=()).collect()
     assert out["mean_confidence"].to_list() == [0.5]
     assert out["brier"].to_list() == [None]  # no vector: null, not an error
 
@@ -768,7 +784,7 @@ def test_ece_bounded_by_mce_and_gap(data, bins):
     frame = pl.DataFrame(
         data, schema={"confidence": pl.Float64, "correct": pl.Boolean}, orient="row"
     )
-    table = calibration(frame, (), bins=bins, draws=5, proba=None, order=())
+    table = calibration(frame, (), bins=bins, draws=5, proba=None, order=(), events=())
     cell = table.collect().row(0, named=True)
     slack = 1e-12
     assert 0.0 <= cell["ece"] <= cell["mce"] + slack

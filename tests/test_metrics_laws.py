@@ -139,7 +139,70 @@ def test_ece_null_flags_miscalibration():
     confidence = rng.uniform(0.6, 1.0, 2000)
     frame = long_table(confidence, rng.random(2000) < confidence - 0.15)  # overconfident
     cell = calibration(frame, ()).collect().row(0, named=True)
-    assert cell["ece_excess"] > 0.1 and cell["ece_pvalue"] == 0.0
+    # no draw reaches the observed ECE: p = (0 + 1)/(100 + 1), the smallest p of 100 draws
+    assert cell["ece_excess"] > 0.1 and cell["ece_pvalue"] == 1 / 101
+
+
+def calibration_both(frame: pl.DataFrame, tmp_path, draws: int) -> list[dict]:
+    """The one cell's calibration row by Polars and by the SQL macro, at ``draws`` draws."""
+    polars = calibration(frame, (), draws=draws).collect().row(0, named=True)
+    con = connect_frame(tmp_path, frame)
+    sql = con.sql(f"SELECT * FROM calibration(draws := {draws})").pl().row(0, named=True)
+    con.close()
+    return [polars, sql]
+
+
+def test_ece_pvalue_is_draws_reaching_the_ece_plus_one_over_draws_plus_one(tmp_path):
+    # R = 1: p = (b + 1)/2 with b = 1 if the one draw reaches the observed ECE, else 0
+    overconfident = long_table(np.full(200, 0.95), np.zeros(200, dtype=bool))  # ECE .95
+    exact = long_table(np.full(200, 0.5), np.arange(200) % 2 == 0)  # ECE 0: every draw ≥ it
+    for frame, p in ((overconfident, 0.5), (exact, 1.0)):
+        for cell in calibration_both(frame, tmp_path / str(p), draws=1):
+            assert cell["ece_pvalue"] == p
+
+
+def copies(frame: pl.DataFrame, k: int) -> pl.DataFrame:
+    """Every row of ``frame`` stored ``k`` times, as repeats 0…k − 1 (one event each)."""
+    return pl.concat([frame.with_columns(repeat=pl.lit(r, pl.Int32)) for r in range(k)])
+
+
+def test_k_copies_of_events_have_the_ece_null_of_the_events_alone(tmp_path):
+    # Each copy of an event has the same outcome, so every simulated Zₘ − Sₘ of the copied
+    # cell is k times that of the events alone, as is n: the same ECE_r, draw for draw, in
+    # small bins (k·Bernoulli per event) and large ones (√(k²·V) = k·√V) alike.
+    rng = np.random.default_rng(13)
+    confidence = np.r_[rng.beta(5, 2, 400), rng.uniform(0.0, 0.2, 12)]  # large and small bins
+    events = long_table(confidence, rng.random(412) < confidence)
+    copied = copies(events, 4)
+    alone = calibration_both(events, tmp_path / "alone", draws=200)
+    for cell in calibration_both(copied, tmp_path / "copied", draws=200):
+        for name in ("ece", "ece_null", "ece_excess", "ece_pvalue"):
+            assert cell[name] == pytest.approx(alone[0][name], abs=1e-12), name
+    # drawn once per row instead, four copies look like 4 × 412 independent trials:
+    # the floor shrinks by about √4 and the same ECE looks significant
+    per_row = calibration(copied, (), draws=200, events=()).collect().row(0, named=True)
+    assert per_row["ece_null"] < 0.6 * alone[0]["ece_null"]
+    assert per_row["ece_pvalue"] < alone[0]["ece_pvalue"]
+
+
+def test_a_small_bin_draws_one_outcome_per_event_counted_k_times(tmp_path):
+    # one bin, c = .5: event a stored 3 times, event b once; n = 4, S = 2.
+    # Z = 3·zₐ + z_b ∈ {0, 1, 3, 4}: ECE_r = |Z − 2|/4 = .5 when zₐ = z_b, else .25,
+    # so ECE₀ = (.5 + .25)/2 = .375 (four independent rows: E|Bin(4, .5) − 2|/4 = .1875)
+    a = copies(long_table([0.5], [True]), 3)
+    frame = pl.concat([a, long_table([0.5], [False], sample_id=np.array([1]))])
+    expected = reference.ece_null(
+        frame["confidence"].to_numpy(),
+        frame["correct"].to_numpy(),
+        15,
+        4000,
+        [frame[name].to_numpy() for name in ("sample_id", "seed", "y_pred")],
+    )
+    for cell in calibration_both(frame, tmp_path, draws=4000):
+        assert cell["ece_null"] == pytest.approx(expected["ece_null"], abs=1e-12)
+        assert cell["ece_null"] == pytest.approx(0.375, abs=3 * 0.125 / math.sqrt(4000))
+        # observed: Σz = 3·1 + 0 = 3, ECE .25, reached by every draw
+        assert cell["ece"] == 0.25 and cell["ece_pvalue"] == 1.0
 
 
 # The bin-level ECE₀ against METRICS.md's per-row Bernoulli draws -------------------------------

@@ -62,7 +62,7 @@ def test_an_empty_warehouse_has_every_view_with_its_types(tmp_path):
     assert wh.predictions().collect().schema == pl.Schema(PREDICTIONS)
     # the metric views keep their column types on no rows (cell keys as in predictions)
     for view, integers in {
-        "calibration": {"n"},
+        "calibration": {"n", "mce_n"},
         "calibration_bins": {"bin", "n"},
         "discrimination": {"n"},
         "selective_curve": {"n", "accepted"},

@@ -160,7 +160,8 @@ def coverage_study(
     ['accuracy', 'ece', 'ece_excess', 'gap']
     """
     rows = simulate_studies(studies, n, law=law, seed=seed)
-    points = calibration(rows, CELL, bins=bins, proba=None).collect()
+    # one row per sample and cell (one seed, one repeat): every row is its own event
+    points = calibration(rows, CELL, bins=bins, proba=None, events=()).collect()
     result = bootstrap(
         rows, replicates=replicates, bins=bins, proba=False, cells=points.select(*CELL, "n")
     )

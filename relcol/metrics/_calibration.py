@@ -25,6 +25,10 @@ from relcol.metrics._exact import exact_sum
 from relcol.metrics._params import check_bins
 from relcol.metrics._runs import run_totals
 
+#: Bins whose |accₘ − confₘ| is within this of the MCE attain it (``mce_n``): the two engines
+#: add a bin's confidences in different orders, so equal gaps may differ in their last bits.
+MCE_TIE = 1e-12
+
 # Row-level builders: over prediction rows --------------------------------------------------
 
 
@@ -142,6 +146,26 @@ def mce(confidence: str = "confidence", correct: str = "correct", *, bins: int =
     0.1
     """
     return _row_bin_gaps(confidence, correct, check_bins(bins)).max().alias("mce")
+
+
+def mce_n(confidence: str = "confidence", correct: str = "correct", *, bins: int = 15) -> pl.Expr:
+    """The number of rows of the equal-width bin that attains the MCE, named ``mce_n`` (Int64).
+
+    When several bins attain it (within 1e-12), the one with the most rows: an MCE read off a
+    bin of a handful of rows says little, and this puts that count beside it.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import mce_n
+    >>> rows = pl.DataFrame({"confidence": [0.3, 0.5, 0.9], "correct": [False, True, True]})
+    >>> rows.select(mce_n(bins=2)).item()  # both bins are .1 off: the larger one
+    2
+    """
+    bins = check_bins(bins)
+    gaps = _row_bin_gaps(confidence, correct, bins)
+    size = pl.len().over(_bin_index(confidence, bins))
+    return size.filter(gaps >= gaps.max() - MCE_TIE).max().cast(pl.Int64).alias("mce_n")
 
 
 def ace(
@@ -293,6 +317,15 @@ def mce_from_bins(
     """``mce`` from per-bin sums: maxₘ |Σz − Σc| / nₘ = maxₘ |accₘ − confₘ|."""
     bin_gap = (pl.col(sum_correct) - pl.col(sum_confidence)).abs() / pl.col(n)
     return bin_gap.max().alias("mce")
+
+
+def mce_n_from_bins(
+    n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
+) -> pl.Expr:
+    """``mce_n`` from per-bin sums: the largest nₘ among the bins whose |Σz − Σc| / nₘ is
+    within 1e-12 of the MCE."""
+    bin_gap = (pl.col(sum_correct) - pl.col(sum_confidence)).abs() / pl.col(n)
+    return pl.col(n).filter(bin_gap >= bin_gap.max() - MCE_TIE).max().alias("mce_n")
 
 
 def rmsce_from_bins(

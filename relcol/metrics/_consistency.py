@@ -51,7 +51,11 @@ Conventions (METRICS.md §7), per pair:
   (which covers the only 0/0 case, both vectors the same constant class);
 - PA_V (Cramér's V) is 1 for identical prediction vectors, and null when they differ and
   either is constant (one predicted class: there is no association to measure);
-- means over pairs and over strata skip null values; a mean of only nulls is null.
+- means over pairs and over strata skip null values; a mean of only nulls is null. So that a
+  mean of few pairs is not read as a mean of all, ``<metric>_pairs`` beside ``pairs`` counts
+  the pairs that defined it, for the two metrics a pair can leave undefined (``PARTIAL``):
+  EC_corr and PA_V. The other pairwise metrics are defined for every pair (by the
+  conventions above), so their count is ``pairs``.
 
 The normalised entropy divides by log K, K the number of classes of the cell: one plus the
 largest class code among ``y_true``, ``y_clean`` and ``y_pred`` of its rows (so every class
@@ -72,12 +76,16 @@ from relcol.store import CELL
 #: The axes of variation, in output order: axis -> (stratum column, replicate column).
 AXES: dict[str, tuple[str, str]] = {"repeat": ("seed", "repeat"), "seed": ("repeat", "seed")}
 
+#: Pairwise metrics a pair can leave undefined (null): ``consistency`` counts their pairs.
+PARTIAL = ("ec_corr", "pa_v")
+
 #: Columns of ``consistency`` after the ``by`` keys (METRICS.md §11).
 CONSISTENCY_COLUMNS = (
     "axis",
     "replicates",
     "strata",
     "pairs",
+    *(f"{name}_pairs" for name in PARTIAL),
     "n",
     "accuracy",
     "consistently_correct",
@@ -96,6 +104,9 @@ CONSISTENCY_COLUMNS = (
     "pa_v",
     "kappa_error",
 )
+
+#: The columns of ``consistency`` that are means over strata (Float64), from ``accuracy`` on.
+CONSISTENCY_MEANS = CONSISTENCY_COLUMNS[CONSISTENCY_COLUMNS.index("accuracy") :]
 
 #: Columns of ``consistency_samples`` after the ``by`` keys.
 SAMPLE_COLUMNS = (
@@ -516,8 +527,9 @@ def consistency(
     pl.LazyFrame
         One row per group × axis that has a stratum with τ ≥ 2: ``by`` columns, then
         ``axis``, ``replicates`` (τ; the largest over strata), ``strata`` (seeds or
-        repeats averaged over), ``pairs`` (replicate pairs in all), ``n`` (samples; the
-        largest over strata), and as means over strata (Float64): ``accuracy`` (mean
+        repeats averaged over), ``pairs`` (replicate pairs in all), ``ec_corr_pairs`` and
+        ``pa_v_pairs`` (the pairs that define ``ec_corr`` and ``pa_v``; their means skip
+        the others), ``n`` (samples; the largest over strata) (Int64), and as means over strata (Float64): ``accuracy`` (mean
         replicate accuracy), ``consistently_correct``, ``always_wrong``, ``flipping``,
         ``distinct_classes``, ``prediction_entropy`` (per sample), ``ec_l``,
         ``ec_l_pooled``, ``ec_g``, ``ec_acc``, ``ec_corr``, ``pa``, ``churn``,
@@ -567,11 +579,14 @@ def _consistency(plan: _Plan) -> pl.LazyFrame:
         plan.pairs()
         .group_by("_g")
         .agg(
-            exact_mean(pl.col(name))
-            for name in ("ec_l", "ec_corr", "pa_kappa", "pa_v", "kappa_error")
+            *(
+                exact_mean(pl.col(name))
+                for name in ("ec_l", "ec_corr", "pa_kappa", "pa_v", "kappa_error")
+            ),
+            *(pl.col(name).is_not_null().sum().alias(f"{name}_pairs") for name in PARTIAL),
         )
     )
-    means = [c for c in CONSISTENCY_COLUMNS[5:] if c != "churn"]
+    means = [c for c in CONSISTENCY_MEANS if c != "churn"]
     return (
         per_stratum_counts.join(per_stratum_pairs, on="_g")
         .join(plan.groups.lazy(), on="_g")
@@ -580,6 +595,7 @@ def _consistency(plan: _Plan) -> pl.LazyFrame:
             pl.col("tau").max().alias("replicates"),
             pl.len().cast(pl.Int64).alias("strata"),
             _choose2(pl.col("tau")).sum().cast(pl.Int64).alias("pairs"),
+            *(pl.col(f"{name}_pairs").sum().cast(pl.Int64) for name in PARTIAL),
             pl.col("n").max(),
             *[exact_mean(pl.col(c)) for c in means],
         )
@@ -660,8 +676,8 @@ _PAIR_TYPES = {
 }
 _CONSISTENCY_TYPES = {
     "axis": pl.String(),
-    **{c: pl.Int64() for c in ("replicates", "strata", "pairs", "n")},
-    **{c: _F for c in CONSISTENCY_COLUMNS[5:]},
+    **{c: pl.Int64() for c in CONSISTENCY_COLUMNS[1 : CONSISTENCY_COLUMNS.index("accuracy")]},
+    **{c: _F for c in CONSISTENCY_MEANS},
 }
 
 

@@ -22,6 +22,7 @@ from relcol.metrics._calibration import (
     ece_debiased,
     gap,
     mce,
+    mce_n,
     mean_confidence,
     rmsce,
 )
@@ -184,6 +185,7 @@ REGISTRY: MappingProxyType[str, Metric] = MappingProxyType(
             _in_calibration("abs_gap", "basics", abs_gap),
             _in_calibration("ece", "calibration", ece, params=BINS),
             _in_calibration("mce", "calibration", mce, params=BINS),
+            _in_calibration("mce_n", "calibration", mce_n, params=BINS),
             _in_calibration("ace", "calibration", ace, params=BINS),
             _in_calibration("rmsce", "calibration", rmsce, params=BINS),
             _in_calibration(

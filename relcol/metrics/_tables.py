@@ -23,13 +23,14 @@ from relcol.metrics._calibration import (
     ece_from_bins,
     gap_from_bins,
     mce_from_bins,
+    mce_n_from_bins,
     mean_confidence_from_bins,
     rmsce_from_bins,
 )
 from relcol.metrics._discrimination import discrimination_cells
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._levels import SCORES, levels, score_column
-from relcol.metrics._null import null_cells, null_draws
+from relcol.metrics._null import EVENT, event_columns, event_statistics, null_cells, null_draws
 from relcol.metrics._params import (
     check_bins,
     check_choice,
@@ -67,6 +68,7 @@ COLUMNS = (
     "abs_gap",
     "ece",
     "mce",
+    "mce_n",
     "ace",
     "rmsce",
     "classwise_ece",
@@ -124,6 +126,7 @@ def calibration(
     proba: str | None = "proba",
     y_true: str = "y_true",
     order: Sequence[str] = ORDER,
+    events: Sequence[str] = EVENT,
 ) -> pl.LazyFrame:
     """Calibration and proper scores of every group, from its per-bin sufficient statistics.
 
@@ -146,12 +149,17 @@ def calibration(
         ``brier`` and ``nll``; ``proba=None`` when there is no vector (those are null).
     order
         Columns that break ties in confidence for the equal-mass bins of ``ace``.
+    events
+        Columns that, with the group and the confidence, identify one prediction event
+        (default ``sample_id``, ``seed``, ``y_pred``): rows identical in them are copies of
+        one outcome, drawn once by the ``ece_null`` simulation; ``()``: every row is an event.
 
     Returns
     -------
     pl.LazyFrame
         One row per group: ``by`` columns, then ``n`` (Int64), ``accuracy``,
-        ``mean_confidence``, ``gap``, ``abs_gap``, ``ece``, ``mce``, ``ace``, ``rmsce``,
+        ``mean_confidence``, ``gap``, ``abs_gap``, ``ece``, ``mce``, ``mce_n`` (Int64: the
+        rows of the bin that attains the MCE, the largest such bin on a tie), ``ace``, ``rmsce``,
         ``classwise_ece``, ``ece_null``, ``ece_excess``, ``ece_pvalue``, ``ece_debiased``,
         ``brier``, ``brier_top``, ``brier_reliability``, ``brier_resolution``,
         ``brier_uncertainty``, ``brier_within``, ``nll``, ``nll_top`` (Float64); sorted by
@@ -162,7 +170,7 @@ def calibration(
     >>> import polars as pl
     >>> from relcol.metrics import calibration
     >>> rows = pl.DataFrame({"model": "a", "confidence": [0.3, 0.5, 0.9], "correct": [False, True, True]})
-    >>> out = calibration(rows, "model", bins=2, proba=None, order=()).collect()
+    >>> out = calibration(rows, "model", bins=2, proba=None, order=(), events=()).collect()
     >>> out.select("model", "n", "accuracy").rows()
     [('a', 3, 0.6666666666666666)]
     >>> [round(out[name].item(), 12) for name in ("gap", "ece", "mce", "brier_top")]
@@ -172,14 +180,15 @@ def calibration(
     keys = check_keys(by)
     lazy = frame.lazy()
     extra = (proba, y_true) if proba is not None else ()
-    check_columns("calibration", lazy, [*keys, confidence, correct, *order, *extra])
-    columns = outcome_columns(confidence, correct) | order_columns(order)
+    check_columns("calibration", lazy, [*keys, confidence, correct, *order, *events, *extra])
+    columns = outcome_columns(confidence, correct) | order_columns(order) | event_columns(events)
     if proba is not None:
         columns |= proba_columns(proba, y_true)
     cells, rows = cell_rows(lazy, keys, columns)
     width = width_statistics(rows, bins)
     mass = mass_statistics(sorted_rows(rows, len(order)), bins)
-    table = calibration_cells(rows, width, mass, bins, draws, proba=proba is not None)
+    event = event_statistics(rows, bins, len(events))
+    table = calibration_cells(rows, width, mass, event, bins, draws, proba=proba is not None)
     return with_keys(table, cells, keys)
 
 
@@ -187,17 +196,18 @@ def calibration_cells(
     rows: pl.LazyFrame,
     width: pl.LazyFrame,
     mass: pl.LazyFrame,
+    events: pl.LazyFrame,
     bins: int,
     draws: int,
     *,
     proba: bool,
 ) -> pl.LazyFrame:
-    """Per cell id: the ``calibration`` columns, from the rows and their equal-width and
-    equal-mass statistics."""
-    observed = width.group_by(CELL_ID).agg(count_from_bins(), *width_metrics())
+    """Per cell id: the ``calibration`` columns, from the rows, their equal-width and
+    equal-mass statistics and their prediction events (``event_statistics``)."""
+    observed = width.group_by(CELL_ID).agg(count_from_bins(), *width_metrics(), mce_n_from_bins())
     adaptive = mass.group_by(CELL_ID).agg(ece_from_bins().alias("ace"))
     out = observed.join(adaptive, on=CELL_ID, how="left").join(
-        null_cells(null_draws(width, bins, draws), observed), on=CELL_ID, how="left"
+        null_cells(null_draws(width, events, bins, draws), observed), on=CELL_ID, how="left"
     )
     if proba:
         classes = class_cells(rows, class_statistics(rows, bins))
@@ -229,6 +239,7 @@ def metric_tables(
     proba: str | None = "proba",
     y_true: str = "y_true",
     order: Sequence[str] = ORDER,
+    events: Sequence[str] = EVENT,
 ) -> dict[str, pl.LazyFrame]:
     """Every metric table of every group, over shared intermediate frames.
 
@@ -247,7 +258,7 @@ def metric_tables(
     >>> import polars as pl
     >>> from relcol.metrics import metric_tables
     >>> rows = pl.DataFrame({"model": "a", "confidence": [0.9, 0.6, 0.6, 0.3], "correct": [True, True, False, False]})
-    >>> tables = metric_tables(rows, "model", proba=None, order=())
+    >>> tables = metric_tables(rows, "model", proba=None, order=(), events=())
     >>> frames = dict(zip(tables, pl.collect_all(tables.values())))
     >>> frames["discrimination"]["auroc"].item(), frames["selective"]["e_aurc"].round(6).item()
     (0.875, 0.083333)
@@ -261,15 +272,18 @@ def metric_tables(
     keys = check_keys(by)
     lazy = frame.lazy()
     extra = (proba, y_true) if proba is not None else ()
-    check_columns("metric_tables", lazy, [*keys, confidence, correct, *order, *extra])
-    columns = outcome_columns(confidence, correct) | order_columns(order)
+    check_columns("metric_tables", lazy, [*keys, confidence, correct, *order, *events, *extra])
+    columns = outcome_columns(confidence, correct) | order_columns(order) | event_columns(events)
     if proba is not None:
         columns |= proba_columns(proba, y_true)
     cells, rows = cell_rows(lazy, keys, columns)
     width = width_statistics(rows, bins)
     ordered = sorted_rows(rows, len(order))
     mass = mass_statistics(ordered, bins).cache()
-    calibration_table = calibration_cells(rows, width, mass, bins, draws, proba=proba is not None)
+    event = event_statistics(rows, bins, len(events))
+    calibration_table = calibration_cells(
+        rows, width, mass, event, bins, draws, proba=proba is not None
+    )
     bin_table = pl.concat([bin_frame(mass, "mass"), bin_frame(width, "width")])
     if score == "confidence":
         scored, level = rows, levels(ordered).cache()

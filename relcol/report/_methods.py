@@ -59,7 +59,14 @@ def methods_section(
         ("Cells", "A cell pools every seed and repeat of one dataset × model × corruption × d."),
     ]
     if meta.get("draws") is not None:
-        facts.append(("ECE₀", f"mean ECE of R = {int(meta['draws'])} calibrated draws per cell."))
+        facts.append(
+            (
+                "ECE₀",
+                f"mean ECE of R = {int(meta['draws'])} calibrated draws per cell, one outcome per "
+                "distinct prediction (sample, seed, predicted class, confidence); "
+                "p = (b + 1)/(R + 1), b the draws with an ECE at least the observed.",
+            )
+        )
     facts.append(("Intervals", _intervals(tables, meta)))
     selective = tables.get("selective")
     if selective is not None and not selective.is_empty():

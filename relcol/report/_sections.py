@@ -159,8 +159,10 @@ def calibration_section(
     lead = (
         "Every calibration metric of every cell (all seeds and repeats pooled): METRICS.md §2–§3. "
         "ECE₀ is the ECE a perfectly calibrated model with the same confidences would show by "
-        "chance; ECE − ECE₀ is the part chance does not explain, p the share of calibrated "
-        "draws with an ECE at least as large."
+        "chance (one outcome drawn per prediction, however many repeats store it); ECE − ECE₀ "
+        "is the part chance does not explain; p = (b + 1)/(R + 1), b of the R calibrated draws "
+        "with an ECE at least as large, so p is never 0. MCE bin n: the rows of the bin the MCE "
+        "comes from."
     )
     body = by_dataset(calibration, render, first_open=False)
     return section("calibration", "Calibration by cell", body, lead=lead)

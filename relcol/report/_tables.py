@@ -31,6 +31,7 @@ _LABELS = {
     "abs_gap": "|Δ|",
     "ece": "ECE",
     "mce": "MCE",
+    "mce_n": "MCE bin n",
     "ace": "ACE",
     "rmsce": "RMSCE",
     "classwise_ece": "classwise ECE",

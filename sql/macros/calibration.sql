@@ -4,20 +4,26 @@
 --   (single-label rows) is one cell. Ordered by cell, nulls last.
 -- Columns (BIGINT n, DOUBLE otherwise; z = correct, S/Z/Q/P a bin's Σc, Σz, Σc², Σcz):
 --   n, accuracy, mean_confidence, gap = mean_confidence − accuracy, abs_gap = |gap|;
---   ece = Σₘ |Z − S| / n and mce = maxₘ |Z − S| / nₘ on the equal-width bins; ace = ECE on the
+--   ece = Σₘ |Z − S| / n and mce = maxₘ |Z − S| / nₘ on the equal-width bins; mce_n (BIGINT)
+--   = nₘ of the bin attaining mce (within 1e-12; on a tie the most rows); ace = ECE on the
 --   equal-mass bins; rmsce = √(Σₘ (Z − S)²/nₘ / n); classwise_ece = mean over classes k of the
 --   ECE of pₖ against 1[y = k]; ece_null = mean ECE of R simulated perfectly calibrated
---   outcomes, ece_excess = ece − ece_null, ece_pvalue = share of draws with ECE >= ece (within
---   1e-12); ece_debiased = Kumar et al.'s √max(Σₘ (nₘ/n)[(accₘ − confₘ)² − accₘ(1 − accₘ)/(nₘ−1)], 0)
---   (bins of one row add 0); brier = (1/n) Σᵢ Σₖ (pᵢₖ − 1[yᵢ = k])²; brier_top = (1/n) Σ (c − z)²
+--   outcomes, ece_excess = ece − ece_null, ece_pvalue = (b + 1)/(R + 1), b the number of draws
+--   with ECE >= ece (within 1e-12), never 0; ece_debiased = Kumar et al.'s
+--   √max(Σₘ (nₘ/n)[(accₘ − confₘ)² − accₘ(1 − accₘ)/(nₘ−1)], 0) (bins of one row add 0);
+--   brier = (1/n) Σᵢ Σₖ (pᵢₖ − 1[yᵢ = k])²; brier_top = (1/n) Σ (c − z)²
 --   = brier_reliability − brier_resolution + brier_uncertainty + brier_within, with
 --   reliability Σₘ (Z − S)²/nₘ / n, resolution Σₘ nₘ(Z/nₘ − ā)² / n, uncertainty ā(1 − ā),
 --   within Σₘ [Q − S²/nₘ − 2(P − S·Z/nₘ)] / n; nll = −(1/n) Σ ln max(p_y, 1e-15);
 --   nll_top = −(1/n) Σ [z ln c̃ + (1 − z) ln(1 − c̃)], c̃ clipped to [1e-15, 1 − 1e-15].
 --   classwise_ece, brier and nll are NULL for a cell with a row whose proba is NULL or empty.
--- ECE₀ simulation (relcol/metrics/_null.py has the reasoning): per equal-width bin m and draw r,
---   a bin of n <= 32 rows draws n Bernoulli(S/n) pseudo-rows, uniform(1, m, r, j)·n < S; a
---   larger bin draws S + √max(S − Q, 0)·N, N = √(−2 ln u₀)·cos(2π u₁), uᵢ = uniform(2, m, r, i).
+-- ECE₀ simulation (relcol/metrics/_null.py has the reasoning): one outcome per distinct
+--   prediction event (cell, sample_id, seed, y_pred, confidence), counted k times, k its rows.
+--   Per equal-width bin m (n rows, S = Σc, e = n − Σ(k − 1) events) and draw r, a bin of
+--   e <= 32 events draws Σⱼ kⱼ·[uniform(1, m, r, j)·n < S] over its events in descending order
+--   of k, j = 0…e − 1; a larger bin draws S + √max(V, 0)·N, V = Σ k²c(1 − c) over its events
+--   = (S − Σc²) + Σ(k² − k)·c(1 − c) over those stored more than once,
+--   N = √(−2 ln u₀)·cos(2π u₁), uᵢ = uniform(2, m, r, i).
 --   The draws do not depend on the cell, as in Polars, so both engines give the same numbers.
 -- Inputs: source, the name of a table or view with the long table's columns
 --   (default 'predictions'); macros bin_statistics, cell_rows, cell_ids, bin_index,
@@ -30,7 +36,9 @@ CREATE OR REPLACE MACRO calibration(source := 'predictions', bins := 15, draws :
 WITH width AS (
     SELECT
         *,
-        sum(sum_correct) OVER cells / sum(n) OVER cells AS cell_accuracy
+        sum(sum_correct) OVER cells / sum(n) OVER cells AS cell_accuracy,
+        abs(sum_correct - sum_confidence) / n AS bin_gap,
+        max(abs(sum_correct - sum_confidence) / n) OVER cells AS cell_mce
     FROM bin_statistics(source, bins, 'width')
     WINDOW cells AS (PARTITION BY cell)
 ),
@@ -41,7 +49,8 @@ observed AS (
         sum(sum_correct) / sum(n) AS accuracy,
         sum(sum_confidence) / sum(n) AS mean_confidence,
         ece_from_bins(n, sum_confidence, sum_correct) AS ece,
-        max(abs(sum_correct - sum_confidence) / n) AS mce,
+        max(bin_gap) AS mce,
+        max(n) FILTER (WHERE bin_gap >= cell_mce - 1e-12) AS mce_n,
         sum((sum_correct - sum_confidence) * (sum_correct - sum_confidence) / n) / sum(n)
             AS brier_reliability,
         sum(CASE WHEN n >= 2 THEN
@@ -63,6 +72,32 @@ adaptive AS (
     FROM bin_statistics(source, bins, 'mass')
     GROUP BY cell
 ),
+null_copies AS (
+    -- the prediction events stored more than once, k their rows; every other row is an event
+    SELECT cell, bin_index(confidence, bins) AS bin, confidence, k
+    FROM (
+        SELECT cell, CAST(confidence AS DOUBLE) AS confidence, count(*) AS k
+        FROM cell_rows(source)
+        GROUP BY cell, sample_id, seed, y_pred, CAST(confidence AS DOUBLE)
+    )
+    WHERE k > 1
+),
+null_bins AS (
+    -- e = n − Σ(k − 1) events; V = (S − Σc²) + Σ(k² − k)·c(1 − c) over the repeated events
+    SELECT
+        w.cell, w.bin, w.n, w.sum_confidence,
+        w.n - coalesce(r.repeated, 0) AS events,
+        (w.sum_confidence - w.sum_confidence_sq) + coalesce(r.extra, 0.0) AS variance
+    FROM width AS w
+    LEFT JOIN (
+        SELECT
+            cell, bin,
+            sum(k - 1) AS repeated,
+            sum((k * k - k) * confidence * (1 - confidence)) AS extra
+        FROM null_copies
+        GROUP BY cell, bin
+    ) AS r ON w.cell = r.cell AND w.bin = r.bin
+),
 null_noise AS (
     -- the random numbers depend on (bin, draw[, j]) only: drawn once, joined to every cell
     SELECT
@@ -75,25 +110,32 @@ null_pseudo AS (
     SELECT b.range AS bin, d.range AS draw, j.range AS j, uniform(1, b.range, d.range, j.range) AS u
     FROM range(bins) AS b, range(draws) AS d, range(32) AS j
 ),
+null_ranked AS (
+    -- the repeated events of a bin take its first slots j, the most copies first; the events
+    -- of one row take the rest (events with equal k are interchangeable: they share S/n)
+    SELECT cell, bin, k, row_number() OVER (PARTITION BY cell, bin ORDER BY k DESC) - 1 AS j
+    FROM null_copies
+),
 null_small AS (
     SELECT
-        w.cell, w.bin, x.draw,
-        any_value(w.n) AS n,
-        any_value(w.sum_confidence) AS sum_confidence,
-        CAST(count_if(x.u * w.n < w.sum_confidence) AS DOUBLE) AS simulated
-    FROM width AS w
-    JOIN null_pseudo AS x ON w.bin = x.bin AND x.j < w.n
-    WHERE w.n <= 32
-    GROUP BY w.cell, w.bin, x.draw
+        b.cell, b.bin, x.draw,
+        any_value(b.n) AS n,
+        any_value(b.sum_confidence) AS sum_confidence,
+        CAST(sum(CASE WHEN x.u * b.n < b.sum_confidence THEN coalesce(e.k, 1) ELSE 0 END)
+            AS DOUBLE) AS simulated
+    FROM null_bins AS b
+    JOIN null_pseudo AS x ON b.bin = x.bin AND x.j < b.events
+    LEFT JOIN null_ranked AS e ON b.cell = e.cell AND b.bin = e.bin AND x.j = e.j
+    WHERE b.events <= 32
+    GROUP BY b.cell, b.bin, x.draw
 ),
 null_large AS (
     SELECT
-        w.cell, w.bin, x.draw, w.n, w.sum_confidence,
-        w.sum_confidence + sqrt(greatest(w.sum_confidence - w.sum_confidence_sq, 0.0)) * x.normal
-            AS simulated
-    FROM width AS w
-    JOIN null_noise AS x ON w.bin = x.bin
-    WHERE w.n > 32
+        b.cell, b.bin, x.draw, b.n, b.sum_confidence,
+        b.sum_confidence + sqrt(greatest(b.variance, 0.0)) * x.normal AS simulated
+    FROM null_bins AS b
+    JOIN null_noise AS x ON b.bin = x.bin
+    WHERE b.events > 32
 ),
 null_draws AS (
     SELECT cell, draw, ece_from_bins(n, sum_confidence, simulated) AS ece
@@ -104,7 +146,7 @@ nulls AS (
     SELECT
         d.cell,
         avg(d.ece) AS ece_null,
-        avg(CASE WHEN d.ece >= o.ece - 1e-12 THEN 1.0 ELSE 0.0 END) AS ece_pvalue
+        (count_if(d.ece >= o.ece - 1e-12) + 1.0) / (count(*) + 1.0) AS ece_pvalue
     FROM null_draws AS d
     JOIN observed AS o ON d.cell = o.cell
     GROUP BY d.cell
@@ -179,7 +221,7 @@ SELECT
     o.n, o.accuracy, o.mean_confidence,
     o.mean_confidence - o.accuracy AS gap,
     abs(o.mean_confidence - o.accuracy) AS abs_gap,
-    o.ece, o.mce,
+    o.ece, o.mce, o.mce_n,
     a.ace,
     sqrt(o.brier_reliability) AS rmsce,
     CASE WHEN c.n_proba = o.n THEN c.classwise_ece END AS classwise_ece,

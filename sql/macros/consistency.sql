@@ -6,7 +6,8 @@
 --   value is computed per stratum (pairwise metrics: the mean over its C(τ, 2) replicate pairs)
 --   and then averaged over the strata, each weighing the same. Ordered by cell and axis.
 -- Columns: the cell key, axis, replicates (τ, the largest over strata), strata, pairs (replicate
---   pairs in all), n (samples, the largest over strata) (BIGINT); accuracy (mean replicate
+--   pairs in all), ec_corr_pairs and pa_v_pairs (the pairs that define ec_corr and pa_v, the
+--   two pairwise metrics a pair can leave NULL), n (samples, the largest over strata) (BIGINT); accuracy (mean replicate
 --   accuracy), consistently_correct, always_wrong, flipping, distinct_classes,
 --   prediction_entropy (per-sample measures), ec_l_pooled, ec_g, ec_acc, pa, churn (closed forms
 --   of consistency_tally's counts), ec_l, ec_corr, pa_kappa, pa_v, kappa_error (means over the
@@ -51,7 +52,8 @@ counts AS (  -- closed forms over the per-sample counts of each stratum
 ),
 pair_means AS (
     SELECT g, avg(ec_l) AS ec_l, avg(ec_corr) AS ec_corr, avg(pa_kappa) AS pa_kappa,
-        avg(pa_v) AS pa_v, avg(kappa_error) AS kappa_error
+        avg(pa_v) AS pa_v, avg(kappa_error) AS kappa_error,
+        count(ec_corr) AS ec_corr_pairs, count(pa_v) AS pa_v_pairs
     FROM consistency_gram(
         units := 'consistency_units_', tally := 'consistency_tally_', layout := 'consistency_layout_'
     )
@@ -72,6 +74,8 @@ SELECT
     max(s.tau) AS replicates,
     count(*) AS strata,
     CAST(sum(s.tau * (s.tau - 1) // 2) AS BIGINT) AS pairs,
+    CAST(sum(p.ec_corr_pairs) AS BIGINT) AS ec_corr_pairs,
+    CAST(sum(p.pa_v_pairs) AS BIGINT) AS pa_v_pairs,
     max(c.n) AS n,
     avg(c.accuracy) AS accuracy,
     avg(c.consistently_correct) AS consistently_correct,

@@ -62,7 +62,9 @@ def main() -> None:
             exact, sd = per_row(c, args.bins, args.draws, rng)
             frame = pl.DataFrame({"confidence": c, "correct": np.ones(n, dtype=bool)})
             approx = (
-                calibration(frame, (), bins=args.bins, draws=args.draws, proba=None, order=())
+                calibration(
+                    frame, (), bins=args.bins, draws=args.draws, proba=None, order=(), events=()
+                )
                 .collect()["ece_null"]
                 .item()
             )
