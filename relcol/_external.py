@@ -535,6 +535,7 @@ def _content_id(prefix: str, study: str, spec: str, packages: Mapping[str, str])
 
 def _refuse_existing(wh: Warehouse, name: str, replace: bool) -> None:
     # Warehouse.ingest refuses too; asking first spares reading a large file to be refused.
+    wh.writable()
     if not replace and name in wh.studies():
         raise WarehouseError(
             f"study {name!r} is already in warehouse {wh.root}; ingest it under another name "
