@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import shutil
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
@@ -116,9 +117,23 @@ def probe_writable(folder: Path) -> None:
     yet, in its nearest existing ancestor). Creating one is the only test that also holds
     for root, read-only mounts and immutable folders; the file is removed at once."""
     folder = _existing(Path(folder))
-    name = folder / f".relcol-probe-{secrets.token_hex(4)}"
+    name = folder / owned_name(".relcol-probe-")
     os.close(os.open(name, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
     os.unlink(name)
+
+
+def owned_name(prefix: str) -> str:
+    """``prefix``, a random token, then this host and process id: the name of a staging
+    folder or probe file tells who made it, even when a crash left it half removed."""
+    return f"{prefix}{secrets.token_hex(6)}@{socket.gethostname()}@{os.getpid()}"
+
+
+def owner(path: Path) -> tuple[str, int] | None:
+    """The host and process id in a name made by ``owned_name``; None for any other name."""
+    parts = path.name.rsplit("@", 2)
+    if len(parts) != 3 or not parts[2].isdigit():
+        return None
+    return parts[1], int(parts[2])
 
 
 def _existing(folder: Path) -> Path:

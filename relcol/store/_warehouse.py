@@ -458,23 +458,23 @@ class Warehouse:
         replace interrupted between its two renames is completed (its new study was
         complete and fsynced before the first rename); every other folder is removed."""
         host = socket.gethostname()
-        for folder in (self.root / "_staging").glob("*"):
-            try:
-                owner_host, pid = (folder / "_owner").read_text().split(":")
-            except (OSError, ValueError):
-                continue
-            if owner_host != host or _alive(int(pid)):
+        for entry in (self.root / "_staging").iterdir():
+            made_by = _files.owner(entry)
+            if made_by is None or made_by[0] != host or _alive(made_by[1]):
                 continue
             try:
-                for old in (folder / "_replaced").glob("study=*"):
+                for old in (entry / "_replaced").glob("study=*"):
                     target = self.root / "predictions" / old.name
                     if not target.exists():
-                        new = folder / old.name
+                        new = entry / old.name
                         os.rename(new if new.exists() else old, target)
                         _files.fsync_dir(target.parent)
             except OSError as exc:
                 raise WarehouseError(_cannot_write(self.root, exc)) from None
-            shutil.rmtree(folder, ignore_errors=True)
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
 
     def _remove_if_empty(self) -> None:
         """Undo ``create`` of a new warehouse, unless another writer has put something in it."""
@@ -563,12 +563,12 @@ class TableStaging:
 
 
 def _new_staging_folder(root: Path, kind: str) -> Path:
-    """A new folder under ``_staging`` marked with this process (``recover`` removes it once
-    the process is gone)."""
-    base = root / "_staging" / f"{kind}-{secrets.token_hex(6)}"
+    """A new folder under ``_staging`` whose name tells this host and process (``recover``
+    removes it once the process is gone)."""
+    base = root / "_staging" / _files.owned_name(f"{kind}-")
     base.mkdir()
-    (base / "_owner").write_text(f"{socket.gethostname()}:{os.getpid()}")
     return base
+
 
 class Staging:
     """The invisible folder one ingest writes into before it commits."""
