@@ -317,6 +317,7 @@ def report(
     study = wh.require_study(study)
     out_dir = Path(out) if out is not None else Path("reports") / study
     wh.writable()
+    wh.create()  # rewrites a damaged schema file (it is derived from the code)
     try:
         staged = staged_folder(out_dir)
     except OSError as exc:
@@ -355,8 +356,13 @@ def _report_content(wh: Warehouse, study: str, bins, bootstrap, alpha, tau, seed
         run = wh.sql(
             "SELECT * FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
         ).row(0, named=True)
-    except Exception:
+    except Exception as exc:
         if study in wh.studies() and wh.sources(study, derived=False) == before:
+            if isinstance(exc, OSError | pl.exceptions.ComputeError) and "parquet" in str(exc):
+                raise WarehouseError(
+                    f"cannot read study {study!r}: {str(exc).splitlines()[0]} (a damaged file: "
+                    "`relcol check` names it)"
+                ) from None
             raise
         raise WarehouseError(
             f"study {study!r} was replaced or removed while the report read it; run it again"

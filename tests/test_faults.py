@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import relcol
+from relcol.errors import InputError, OutputError, WarehouseError
 from relcol.store import Warehouse
 from tests.conftest import TESTS
 from tests.test_sandbox import small_predictions
@@ -100,3 +101,159 @@ def test_an_ingest_killed_at_any_step_commits_all_of_it_or_nothing(tmp_path):
         injector.close()
     assert rows_by_study(wh)[f"new{kill_at}"] == 250
     assert kill_at >= 3
+
+
+def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "relcol.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        **kwargs,
+    )
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def reported(tmp_path):
+    """A warehouse with one small study and its materialised tables (a report was made)."""
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(small_predictions(200), wh, name="small", model="m")
+    relcol.report(wh, study="small", out=tmp_path / "report", bootstrap=0)
+    return wh
+
+
+def test_check_finds_flipped_bytes_in_a_part_and_names_it(reported):
+    wh = reported
+    clean = run_cli("check", "--warehouse", str(wh.root))
+    assert clean.returncode == 0 and clean.stderr == ""
+    assert clean.stdout == "checked 13 files: intact\n"  # 9 schema, 3 of the ingest, 1 table
+    [part] = wh.root.glob("predictions/study=small/run_id=*/part-00000.parquet")
+    data = bytearray(part.read_bytes())
+    data[200:264] = bytes(b ^ 0xFF for b in data[200:264])  # 64 flipped bytes, as in the wild
+    part.write_bytes(bytes(data))
+    damaged = run_cli("check", "--warehouse", str(wh.root))
+    assert damaged.returncode == 2
+    relative = part.relative_to(wh.root)
+    assert damaged.stderr == (
+        f"damaged: {relative}: damaged (its checksum differs from the one recorded)\n"
+    )
+    assert damaged.stdout == "checked 13 files: 1 problem(s)\n"
+
+
+def test_check_names_missing_and_stray_files(reported):
+    wh = reported
+    [run] = wh.root.glob("predictions/study=small/run_id=*")
+    (run / "_classes.parquet").unlink()
+    (run / "part-00001.parquet").write_bytes((run / "part-00000.parquet").read_bytes())
+    problems = wh.check().problems
+    assert problems == [
+        f"{(run / '_classes.parquet').relative_to(wh.root)}: missing (it was committed)",
+        f"{(run / 'part-00001.parquet').relative_to(wh.root)}: not part of what was committed",
+    ]
+
+
+def test_a_truncated_materialised_table_is_one_line_and_report_rebuilds_it(reported, tmp_path):
+    wh = reported
+    table = wh.root / "metrics" / "calibration" / "study=small.parquet"
+    table.write_bytes(table.read_bytes()[:100])
+    with pytest.raises(WarehouseError) as failed:
+        wh.sql("SELECT count(*) AS n FROM report_calibration WHERE ece > 0")
+    assert str(failed.value).startswith("the materialised table report_calibration cannot be read")
+    assert str(table) in str(failed.value) and "\n" not in str(failed.value)
+    assert wh.sql("SELECT count(*) AS n FROM calibration")["n"][0] == 1  # the rest still works
+    assert [p.split(":")[0] for p in wh.check().problems] == [str(table.relative_to(wh.root))]
+    relcol.report(wh, study="small", out=tmp_path / "again", bootstrap=0)
+    assert wh.sql("SELECT count(*) AS n FROM report_calibration")["n"][0] == 1
+    assert wh.check().problems == []
+
+
+def test_a_truncated_schema_file_is_one_line_naming_it_and_report_rewrites_it(
+    reported, tmp_path
+):
+    wh = reported
+    schema = wh.root / "_schema" / "runs.parquet"
+    schema.write_bytes(schema.read_bytes()[:50])
+    done = run_cli("sql", "--warehouse", str(wh.root), "SELECT count(*) FROM predictions")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("relcol: error: cannot read the warehouse:")
+    assert str(schema) in done.stderr and "relcol check" in done.stderr
+    relcol.report(wh, study="small", out=tmp_path / "again", bootstrap=0)
+    assert wh.check().problems == []
+    assert wh.sql("SELECT count(*) AS n FROM predictions")["n"][0] == 200
+
+
+def test_a_report_that_fails_late_publishes_nothing(reported, tmp_path, monkeypatch):
+    wh = reported
+    out = tmp_path / "report"
+    before = snapshot(wh.root), snapshot(out)
+    import relcol._api as api
+
+    def failing(folder, **_):
+        (Path(folder) / "index.html").write_text("half")
+        raise InputError("calibration: the table has no rows; there is nothing to report.")
+
+    monkeypatch.setattr(api, "write_report", failing)
+    with pytest.raises(InputError, match="no rows"):
+        relcol.report(wh, study="small", out=out, bootstrap=0)
+    assert (snapshot(wh.root), snapshot(out)) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report", "wh"]  # no staging left
+
+
+def test_a_full_disk_during_report_is_one_line_and_changes_nothing(reported, tmp_path, monkeypatch):
+    wh = reported
+    out = tmp_path / "report"
+    before = snapshot(wh.root), snapshot(out)
+    import errno
+
+    import polars as pl
+
+    written = []
+    original = pl.DataFrame.write_parquet
+
+    def filling(self, path, *args, **kwargs):
+        written.append(path)
+        if len(written) == 3:  # the disk fills up part-way through the report's files
+            original(self.head(0), path, *args, **kwargs)
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return original(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", filling)
+    with pytest.raises(OutputError, match=r"No space left on device .*; nothing was changed"):
+        relcol.report(wh, study="small", out=out, bootstrap=0)
+    assert (snapshot(wh.root), snapshot(out)) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report", "wh"]
+    assert list((wh.root / "_staging").iterdir()) == []
+
+
+def test_an_unwritable_out_fails_before_any_work_and_changes_nothing(reported, tmp_path):
+    wh = reported
+    before = snapshot(wh.root)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    done = run_cli(
+        "report", "--warehouse", str(wh.root), "--out", str(blocker / "out"), "--bootstrap", "0"
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"relcol: error: cannot write the report to {blocker / 'out'}")
+    assert snapshot(wh.root) == before
+    assert blocker.read_text() == "not a folder"
+
+
+def test_a_failed_first_ingest_leaves_no_warehouse_behind(tmp_path, monkeypatch):
+    from relcol.store._warehouse import Staging
+
+    def failing(self, **_):
+        raise InputError("a failure after the first part was written")
+
+    monkeypatch.setattr(Staging, "write_run", failing)
+    target = tmp_path / "new" / "wh"
+    with pytest.raises(InputError):
+        relcol.ingest_predictions(small_predictions(), target, name="s", model="m")
+    assert not target.exists()
+    done = run_cli("ingest", "--predictions", str(tmp_path / "missing.csv"), "--warehouse", str(target))
+    assert done.returncode == 2
+    assert not target.exists()

@@ -118,9 +118,9 @@ def connect(
     ``sources`` maps a variable name without its ``relcol_`` prefix
     (``predictions``, ``classes``, ``corruptions``, ``runs``, ``report_calibration``)
     to a non-empty list of Parquet paths; a zero-row file with the right schema
-    keeps a list non-empty in an empty warehouse. A ``report_*`` table (derived, rebuilt
-    by `relcol report`) that cannot be read becomes a view that fails with a message
-    naming its file, so that the rest of the warehouse stays usable.
+    keeps a list non-empty in an empty warehouse. A view over a ``report_*`` table
+    (derived, rebuilt by `relcol report`) whose file cannot be read is left undefined
+    (``damaged`` tells why a query on it failed), so the rest of the warehouse stays usable.
     """
     con = duckdb.connect(":memory:")
     try:
@@ -161,18 +161,30 @@ def _configure(con, sources, *, bins, sandbox, memory_limit) -> None:
 
 def _define(con, statement: str, sources: Mapping[str, Sequence[str]]) -> None:
     """Run one macro or view definition; a derived ``report_*`` view whose files cannot be
-    read becomes a view that raises a one-line error when queried."""
+    read is left undefined, and ``damaged`` says why."""
     try:
         con.execute(statement)
     except duckdb.Error as exc:
         view = _defined_view(statement)
         if view is None or not view.startswith("report_"):
             raise WarehouseError(f"cannot read the warehouse: {_first_line(exc)}") from None
-        message = (
+        _DAMAGED.setdefault(con, {})[view] = (
             f"the materialised table {view} cannot be read ({_first_line(exc)}); "
             "`relcol report` rebuilds it, `relcol check` lists damaged files"
         )
-        con.execute(f"CREATE OR REPLACE VIEW {view} AS SELECT error({sql_literal(message)})")
+
+
+#: connection -> {view: why it is undefined}, for the derived views ``connect`` left out.
+_DAMAGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def damaged(con: duckdb.DuckDBPyConnection, error: BaseException) -> str | None:
+    """Why ``error`` (a query's failure on ``con``) happened, when it names a derived view
+    that ``connect`` had to leave undefined because its files cannot be read."""
+    for view, why in _DAMAGED.get(con, {}).items():
+        if view in str(error):
+            return why
+    return None
 
 
 def _defined_view(statement: str) -> str | None:

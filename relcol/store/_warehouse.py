@@ -45,7 +45,7 @@ import polars as pl
 
 from relcol.errors import ParameterError, WarehouseError
 from relcol.store import _files, _schema
-from relcol.store._sql import connect, init_script, reading_only
+from relcol.store._sql import connect, damaged, init_script, reading_only
 
 ENV = "RELCOL_WAREHOUSE"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -260,8 +260,10 @@ class Warehouse:
                 return self._run(query, params, sources, bins, unsafe, timeout, memory_limit)
             except _Failed as failure:
                 if attempt == 2 or self.sources(study) == sources:
-                    hint = "; `relcol check` verifies its files" if str(self.root) in str(failure) else ""
-                    raise WarehouseError(f"{failure}{hint}") from None
+                    text = str(failure)
+                    names = str(self.root) in text and "relcol check" not in text
+                    hint = "; `relcol check` verifies the warehouse's files" if names else ""
+                    raise WarehouseError(f"{text}{hint}") from None
         raise AssertionError("unreachable")
 
     def _run(self, query, params, sources, bins, unsafe, timeout, memory_limit) -> pl.DataFrame:
@@ -294,7 +296,8 @@ class Warehouse:
                 raise KeyboardInterrupt from None
             if not isinstance(exc, duckdb.Error):
                 raise
-            raise _Failed(f"SQL error: {str(exc).splitlines()[0]}") from None
+            why = damaged(con, exc)
+            raise _Failed(why or f"SQL error: {str(exc).splitlines()[0]}") from None
         finally:
             if timer is not None:
                 timer.cancel()
