@@ -44,7 +44,7 @@ from relcol.metrics._frames import by_chunks
 from relcol.report import terminal_summary, write_report
 from relcol.report._html import SECTIONS
 from relcol.store import CELL, MATERIALISED, Warehouse
-from relcol.store._files import publish_folder, staged_folder
+from relcol.store._files import os_error, publish_folder, staged_folder
 from relcol.study import IngestResult, Study, load_study, run_study
 
 ENGINES = ("polars", "duckdb")
@@ -335,8 +335,11 @@ def report(
             write_report(staged, tables=tables, meta=meta, progress=advance)
             interrupts.check()
         publish_folder(staged, out_dir)
-    except OSError as exc:
-        raise OutputError(_cannot_write_report(out_dir, exc)) from None
+    except Exception as exc:
+        cause = os_error(exc)  # a full disk, a folder made read-only meanwhile …
+        if cause is None:
+            raise
+        raise OutputError(_cannot_write_report(out_dir, cause)) from None
     finally:
         shutil.rmtree(staged, ignore_errors=True)
     html = out_dir / "index.html"

@@ -5,8 +5,11 @@ writes that publish nothing unless everything succeeded."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -15,7 +18,7 @@ import relcol
 from relcol.errors import InputError, OutputError, WarehouseError
 from relcol.store import Warehouse
 from tests.conftest import TESTS
-from tests.test_sandbox import small_predictions
+from tests.test_sandbox import run_cli, small_predictions, snapshot
 
 
 class Injector:
@@ -28,7 +31,7 @@ class Injector:
             stdout=subprocess.PIPE,
             text=True,
             cwd=TESTS.parent,
-            env={**__import__("os").environ, "PYTHONPATH": str(TESTS.parent)},
+            env={**os.environ, "PYTHONPATH": str(TESTS.parent)},
         )
 
     def trial(self, kill_at: int, mode: str, name: str, rows: int) -> dict:
@@ -101,20 +104,6 @@ def test_an_ingest_killed_at_any_step_commits_all_of_it_or_nothing(tmp_path):
         injector.close()
     assert rows_by_study(wh)[f"new{kill_at}"] == 250
     assert kill_at >= 3
-
-
-def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "relcol.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        **kwargs,
-    )
-
-
-def snapshot(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 @pytest.fixture
@@ -257,3 +246,86 @@ def test_a_failed_first_ingest_leaves_no_warehouse_behind(tmp_path, monkeypatch)
     done = run_cli("ingest", "--predictions", str(tmp_path / "missing.csv"), "--warehouse", str(target))
     assert done.returncode == 2
     assert not target.exists()
+
+
+@contextmanager
+def read_only(root: Path):
+    """``root`` and everything in it unwritable, for root too (``chattr +i``) where needed."""
+    if os.geteuid() != 0:
+        paths = [root, *root.rglob("*")]
+        modes = {p: p.stat().st_mode for p in paths}
+        for p in paths:
+            p.chmod(modes[p] & ~0o222)
+        try:
+            yield
+        finally:
+            for p in reversed(paths):
+                p.chmod(modes[p])
+        return
+    if shutil.which("chattr") is None or subprocess.run(
+        ["chattr", "-R", "+i", str(root)], capture_output=True
+    ).returncode:
+        pytest.skip("cannot make a folder read-only for root here (chattr +i)")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-R", "-i", str(root)], check=True)
+
+
+def test_a_read_only_warehouse_is_read_but_every_write_is_one_line(reported, tmp_path):
+    wh = reported
+    csv = tmp_path / "more.csv"
+    small_predictions(50).write_csv(csv)
+    before = snapshot(wh.root)
+    where = ["--warehouse", str(wh.root)]
+    with read_only(wh.root):
+        # reading needs no write: the query's spill folder is private, elsewhere
+        assert run_cli("sql", *where, "SELECT count(*) FROM predictions", "--format", "csv").stdout == (
+            "count_star()\n200\n"
+        )
+        assert run_cli("check", *where).returncode == 0
+        for command in (
+            ["report", "--out", str(tmp_path / "out"), "--bootstrap", "0"],
+            ["ingest", "--predictions", str(csv), "--name", "more"],
+            ["recalibrate", "--study", "small", "--method", "temperature"],
+        ):
+            done = run_cli(*command, *where)
+            assert done.returncode == 2, (command, done.stderr)
+            assert done.stderr.startswith(f"relcol: error: cannot write to warehouse {wh.root}: ")
+            assert done.stderr.count("\n") == 1 and done.stderr.endswith("nothing was changed\n")
+    assert snapshot(wh.root) == before
+    assert not (tmp_path / "out").exists()
+
+
+@contextmanager
+def small_disk(path: Path, size: str):
+    """A tmpfs of ``size`` at ``path`` (root only; skipped where it cannot be mounted)."""
+    path.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+    ).returncode:
+        pytest.skip("cannot mount a small file system here")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)], check=True)
+
+
+def test_a_really_full_disk_is_one_line_for_report_and_ingest(reported, tmp_path):
+    wh = reported
+    before = snapshot(wh.root)
+    with small_disk(tmp_path / "disk", "64k") as disk:
+        done = run_cli(
+            "report", "-q", "--warehouse", str(wh.root), "--out", str(disk / "out"), "--bootstrap", "0"
+        )
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "No space left on device; nothing was changed" in done.stderr
+        assert list(disk.iterdir()) == []
+        assert snapshot(wh.root) == before
+        # an ingest into a warehouse on the full disk: its parts do not fit
+        csv = tmp_path / "big.csv"
+        small_predictions(20_000).write_csv(csv)
+        done = run_cli("ingest", "--predictions", str(csv), "--warehouse", str(disk / "wh"))
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "No space left on device" in done.stderr
+        assert list(disk.iterdir()) == []  # the new warehouse was removed again

@@ -157,7 +157,7 @@ def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "relcol.cli", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         **kwargs,
     )
 

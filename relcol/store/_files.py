@@ -8,6 +8,7 @@ import errno
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -16,6 +17,18 @@ from pathlib import Path
 
 #: The checksum file each committed ingest (and each study's materialised tables) carries.
 CHECKSUMS = "_checksums.json"
+
+
+def os_error(exc: BaseException) -> OSError | None:
+    """``exc`` as the OSError behind it: itself, or a Polars/DuckDB error that wraps one
+    (``… No space left on device (os error 28)``); None for any other error."""
+    if isinstance(exc, OSError):
+        return exc
+    found = re.search(r"\(os error (\d+)\)", str(exc))
+    if found is None:
+        return None
+    code = int(found.group(1))
+    return OSError(code, os.strerror(code))
 
 
 def fsync_file(path: Path) -> None:

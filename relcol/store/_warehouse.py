@@ -435,12 +435,15 @@ class Warehouse:
             staging = Staging(self, study, run_id or new_run_id())
             yield staging
             staging.commit(replace=replace)
-        except BaseException:
+        except BaseException as exc:
             if staging is not None:
                 staging.discard()
             if new:
                 self._remove_if_empty()
-            raise
+            cause = _files.os_error(exc)  # a full disk, a folder made read-only meanwhile …
+            if cause is None:
+                raise
+            raise WarehouseError(_cannot_write(self.root, cause)) from None
 
     @contextmanager
     def materialise(self, study: str) -> Iterator[TableStaging]:
