@@ -7,6 +7,8 @@ by `relcol check`; 3 `relcol shell` could not find the DuckDB shell.
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
 
 import click
@@ -74,7 +76,13 @@ def run() -> None:
         if not interrupts.received():
             raise
     click.echo("relcol: aborted", err=True)
-    sys.exit(130)
+    # Exit now with 130. A plain sys.exit would do, except that Python kills itself with
+    # SIGINT at exit when a KeyboardInterrupt once passed through an import, however it
+    # was handled afterwards; the exit handlers (temporary folders) still run first.
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def _run() -> None:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -329,3 +331,38 @@ def test_a_really_full_disk_is_one_line_for_report_and_ingest(reported, tmp_path
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert "No space left on device" in done.stderr
         assert list(disk.iterdir()) == []  # the new warehouse was removed again
+
+
+def test_ctrl_c_at_any_moment_of_a_report_exits_130_and_leaves_nothing_half_written(
+    reported, tmp_path
+):
+    wh = reported
+    before = snapshot(wh.root)
+    interrupted = 0
+    for trial, delay in enumerate((0.0, 1.0, 2.5, 4.0)):
+        out = tmp_path / f"out{trial}"
+        command = ["report", "-q", "--warehouse", str(wh.root), "--out", str(out)]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "relcol.cli", *command, "--bootstrap", "3000"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(f".out{trial}.*.partial")) and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the report has started (its staging folder is there)
+        time.sleep(delay)
+        if proc.poll() is not None:  # finished before the signal: not a trial
+            continue
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        interrupted += 1
+        assert proc.returncode == 130, (delay, err)
+        assert "Traceback" not in err and err.strip().endswith("relcol: aborted"), err
+        assert list((wh.root / "_staging").iterdir()) == []
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+        if not out.exists():  # interrupted before publishing: not a byte changed
+            assert snapshot(wh.root) == before
+        else:  # after: the report is whole
+            assert (out / "index.html").exists()
+    assert interrupted >= 2
