@@ -366,3 +366,35 @@ def test_ctrl_c_at_any_moment_of_a_report_exits_130_and_leaves_nothing_half_writ
         else:  # after: the report is whole
             assert (out / "index.html").exists()
     assert interrupted >= 2
+
+
+def test_readers_during_repeated_replaces_always_see_one_whole_version(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(small_predictions(100), wh, name="race", model="m100")
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import relcol, sys, time\n"
+            "from tests.test_sandbox import small_predictions\n"
+            "for i in range(8):\n"
+            "    time.sleep(1.5)\n"
+            "    n = (150, 100)[i % 2]\n"
+            "    relcol.ingest_predictions(\n"
+            "        small_predictions(n), sys.argv[1], name='race', model=f'm{n}', replace=True\n"
+            "    )\n",
+            str(wh.root),
+        ],
+        cwd=TESTS.parent,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen = set()
+    while writer.poll() is None:
+        assert wh.require_study("race") == "race"
+        rows = wh.sql("SELECT model, count(*) AS n FROM predictions WHERE study = 'race' GROUP BY ALL")
+        # one run's rows, never a mix of two runs' files, never none
+        assert rows.height == 1 and rows.row(0) in {("m100", 100), ("m150", 150)}, rows
+        seen.add(rows.row(0))
+    assert writer.returncode == 0, writer.stderr.read()
+    assert len(seen) == 2  # the reads did overlap the replaces

@@ -256,10 +256,18 @@ class Warehouse:
             reading_only(query)
         for attempt in range(3):
             sources = self.sources(study)
+            files = _identities(sources)
             try:
                 return self._run(query, params, sources, bins, unsafe, timeout, memory_limit)
             except _Failed as failure:
-                if attempt == 2 or self.sources(study) == sources:
+                # retried only when files changed under the query (a concurrent replace)
+                unchanged = self.sources(study) == sources and _identities(sources) == files
+                if attempt == 2 and not unchanged:
+                    raise WarehouseError(
+                        f"the warehouse {self.root} changed under the query three times (an "
+                        "ingest with --replace running meanwhile); run it again"
+                    ) from None
+                if unchanged:
                     text = str(failure)
                     names = str(self.root) in text and "relcol check" not in text
                     hint = "; `relcol check` verifies the warehouse's files" if names else ""
@@ -517,6 +525,21 @@ def _schema_problem(path: Path, schema: dict[str, pl.DataType]) -> str | None:
 def _cannot_write(root: Path, exc: OSError) -> str:
     where = f" ({exc.filename})" if exc.filename else ""
     return f"cannot write to warehouse {root}: {exc.strerror or exc}{where}; nothing was changed"
+
+
+def _identities(sources: dict[str, list[str]]) -> list[tuple[int, int] | None]:
+    """Each source file's (inode, modification time), None where it is gone: a replace that
+    swapped a study away and back under a query changes them even if the names are equal."""
+    out = []
+    for files in sources.values():
+        for file in files:
+            try:
+                st = os.stat(file)
+            except OSError:
+                out.append(None)
+                continue
+            out.append((st.st_ino, st.st_mtime_ns))
+    return out
 
 
 class _Failed(Exception):
