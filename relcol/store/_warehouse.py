@@ -61,14 +61,17 @@ git-ignored; only this README is tracked.
   prediction (see the project README for the columns), written once by one ingest
   and never modified; `_run.parquet`, `_classes.parquet` and `_corruptions.parquet`
   beside them are that ingest's side tables (and `_annotations.parquet`, when an
-  ingested prediction file had agreement or split columns).
-- `metrics/<table>/study=<S>.parquet`: tables materialised by `relcol report`.
+  ingested prediction file had agreement or split columns); `_checksums.json` holds
+  the SHA-256 of each, recorded at commit.
+- `metrics/<table>/study=<S>.parquet`: tables materialised by `relcol report`
+  (their SHA-256s in `metrics/_checksums/study=<S>.json`).
 - `_schema/`: zero-row files that fix each table's column types.
-- `_staging/`: ingests in progress; never read. A crashed ingest leaves a folder
-  here that the next ingest removes.
+- `_staging/`: writes in progress; never read. A crashed write leaves a folder
+  here that the next write on this host completes or removes.
 
-Query it with `relcol sql "..."`, `relcol shell`, or `relcol.open_warehouse()` in Python.
-Delete a study by deleting its `predictions/study=<S>` folder.
+Query it with `relcol sql "..."`, `relcol shell`, or `relcol.open_warehouse()` in Python;
+verify it with `relcol check`. Delete a study by deleting its `predictions/study=<S>` folder
+(and `metrics/*/study=<S>.*`, its materialised tables and their checksums).
 """
 
 #: Side tables stored beside each ingest's parts: view name -> (file name, schema).
