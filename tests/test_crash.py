@@ -162,8 +162,7 @@ def test_ctrl_c_during_a_portable_ingest_stops_its_child_and_leaves_nothing(tmp_
     os.killpg(ingest.pid, signal.SIGINT)
     _, err = ingest.communicate(timeout=120)
     assert ingest.returncode == 130 and err.strip().endswith("relcol: aborted")
-    assert relcol.open_warehouse(tmp_path / "wh").studies() == []
-    assert list((tmp_path / "wh" / "_staging").iterdir()) == []
+    assert not (tmp_path / "wh").exists()  # the warehouse this ingest created is gone again
 
 
 def _processes_mentioning(text: str) -> list[int]:
