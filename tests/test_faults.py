@@ -147,6 +147,18 @@ def test_check_names_missing_and_stray_files(reported):
     ]
 
 
+def test_an_ingest_from_before_checksums_is_a_note_not_damage(reported):
+    wh = reported
+    [run] = wh.root.glob("predictions/study=small/run_id=*")
+    (run / "_checksums.json").unlink()
+    result = wh.check()
+    assert result.problems == []
+    assert result.notes == [
+        f"{run.relative_to(wh.root)}: no checksums recorded (written by an older relcol); "
+        "not verified"
+    ]
+
+
 def test_a_truncated_materialised_table_is_one_line_and_report_rebuilds_it(reported, tmp_path):
     wh = reported
     table = wh.root / "metrics" / "calibration" / "study=small.parquet"
