@@ -92,7 +92,7 @@ def calibration(
     if engine == "polars":
         frame = metrics.calibration(wh.predictions(study), CELL, bins=bins).collect()
     elif engine == "duckdb":
-        frame = wh.sql("SELECT * FROM calibration", bins=bins, study=study)
+        frame = wh.sql("SELECT * FROM calibration", bins=bins, study=study, timeout=None)
     else:
         raise RelcolError(f"engine must be one of {', '.join(ENGINES)}. Got {engine!r}.")
     return frame.sort(CELL, nulls_last=True)
@@ -110,7 +110,7 @@ def consistency(
     if engine == "polars":
         frame = _consistency(wh.predictions(study))
     elif engine == "duckdb":
-        frame = wh.sql("SELECT * FROM consistency", study=study)
+        frame = wh.sql("SELECT * FROM consistency", study=study, timeout=None)
     else:
         raise RelcolError(f"engine must be one of {', '.join(ENGINES)}. Got {engine!r}.")
     return frame.sort([*CELL, "axis"], nulls_last=True)

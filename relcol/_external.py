@@ -163,7 +163,9 @@ def multilabel(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     if engine == "duckdb":
-        return wh.sql("SELECT * FROM multilabel WHERE study = ?", [study], bins=bins)
+        return wh.sql(
+            "SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None
+        )
     _check_engine(engine)
     table = multilabel_calibration(_pairs(wh, study), bins=bins).collect()
     return _with_label_names(wh, study, table, after="average")
@@ -180,7 +182,9 @@ def multilabel_bins(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     if engine == "duckdb":
-        table = wh.sql("SELECT * FROM multilabel_bins WHERE study = ?", [study], bins=bins)
+        table = wh.sql(
+            "SELECT * FROM multilabel_bins WHERE study = ?", [study], bins=bins, timeout=None
+        )
     else:
         _check_engine(engine)
         table = _multilabel_bins(_pairs(wh, study), bins=bins).collect()

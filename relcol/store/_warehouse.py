@@ -246,7 +246,8 @@ class Warehouse:
         Values go in ``params`` (``?`` or ``$name`` placeholders), never into the text.
         Only reading statements (SELECT, DESCRIBE, SUMMARIZE, EXPLAIN of a SELECT …) run,
         and only the warehouse's files can be read, unless ``unsafe`` says otherwise.
-        A query running longer than ``timeout`` seconds (None: no limit) is stopped;
+        A query running longer than ``timeout`` seconds (None: no limit, as relcol's own
+        computations ask) is stopped;
         ``memory_limit`` (e.g. ``"4GB"``) bounds its memory (default: half the machine's).
         If a concurrent ``replace`` swaps files away under the query, it runs again on a
         new snapshot.
