@@ -1,21 +1,26 @@
 """The ``relcol`` command: parse arguments, call the library, print. No logic lives here.
 
 Exit codes: 0 success; 1 an unexpected error (a bug: the traceback is shown);
-2 bad input or usage (one line on stderr; nothing in the warehouse changed);
-3 `relcol shell` could not find the DuckDB shell.
+2 bad input or usage (one line on stderr; nothing in the warehouse changed), or damage found
+by `relcol check`; 3 `relcol shell` could not find the DuckDB shell.
 """
 
 from __future__ import annotations
 
+import atexit
+import os
 import sys
 
 import click
+from relcol.cli._check import check
 from relcol.cli._example import example
 from relcol.cli._ingest import ingest
 from relcol.cli._recalibrate import recalibrate
 from relcol.cli._report import report
 from relcol.cli._simulate import simulate
 from relcol.cli._sql import shell, sql
+
+from relcol import _interrupts as interrupts
 
 _EPILOG = """\b
 Scripts: --quiet (-q) prints only what a script needs, --json prints the result as JSON
@@ -24,7 +29,8 @@ on stdout; progress bars and messages go to stderr.
 Exit codes:
   0  success
   1  an unexpected error (a bug: the traceback is shown; please report it)
-  2  bad input or usage (one line on stderr; nothing in the warehouse changed)
+  2  bad input or usage (one line on stderr; nothing in the warehouse changed);
+     `relcol check`: the warehouse has damaged or missing files
   3  `relcol shell` could not find the DuckDB shell
   130  interrupted
 Every command has --help with examples, e.g. `relcol report --help`."""
@@ -43,6 +49,7 @@ def main() -> None:
     relcol report                 metrics -> reports/<study>/index.html + terminal summary
     relcol sql "SELECT model, corruption, severity, ece FROM calibration ORDER BY ALL"
     relcol shell                  the DuckDB shell with every view defined
+    relcol check                  verify the warehouse's files against their checksums
     relcol ingest --predictions predictions.csv --name my-model    predictions made elsewhere
     relcol recalibrate --study my-model --method temperature       fit and judge a map
     relcol example email          the seed document's email example
@@ -50,13 +57,35 @@ def main() -> None:
     """
 
 
-for command in (ingest, report, sql, shell, recalibrate, example):
+for command in (ingest, report, sql, shell, check, recalibrate, example):
     main.add_command(command)
 main.add_command(simulate)
 
 
 def run() -> None:
-    """The console entry point: like ``main``, with usage errors as one line and exit 2."""
+    """The console entry point: like ``main``, with usage errors as one line and exit 2, and
+    exit 130 after Ctrl-C whatever the interrupted code made of it (never a traceback)."""
+    interrupts.install()
+    try:
+        _run()
+        if not interrupts.received():
+            return
+    except KeyboardInterrupt:
+        pass
+    except BaseException:
+        if not interrupts.received():
+            raise
+    click.echo("relcol: aborted", err=True)
+    # Exit now with 130. A plain sys.exit would do, except that Python kills itself with
+    # SIGINT at exit when a KeyboardInterrupt once passed through an import, however it
+    # was handled afterwards; the exit handlers (temporary folders) still run first.
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
+
+
+def _run() -> None:
     try:
         main(standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -66,8 +95,7 @@ def run() -> None:
         click.echo(f"relcol: error: {exc.format_message()}{hint}", err=True)
         sys.exit(2)
     except click.Abort:
-        click.echo("relcol: aborted", err=True)
-        sys.exit(130)
+        raise KeyboardInterrupt from None
     except click.ClickException as exc:
         click.echo(f"relcol: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)

@@ -11,6 +11,13 @@ import tempfile
 import click
 from relcol.cli._common import study_scope_option, user_errors, warehouse_option
 
+memory_limit_option = click.option(
+    "--memory-limit",
+    metavar="SIZE",
+    help="Memory a query may hold before it spills to disk, e.g. 4GB (default: half the "
+    "machine's memory).",
+)
+
 
 @click.command()
 @click.argument("query")
@@ -33,16 +40,32 @@ from relcol.cli._common import study_scope_option, user_errors, warehouse_option
     is_flag=True,
     help="Allow statements that write (COPY, CREATE …) and reading files outside the warehouse.",
 )
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    metavar="SECONDS",
+    help="Stop a query that runs longer than this (default: relcol.store.QUERY_TIMEOUT, 600; "
+    "0: no limit).",
+)
+@memory_limit_option
 @study_scope_option
 @warehouse_option
 @user_errors
 def sql(
-    query: str, fmt: str, bins: int, unsafe: bool, study: str | None, warehouse: str | None
+    query: str,
+    fmt: str,
+    bins: int,
+    unsafe: bool,
+    timeout: float | None,
+    memory_limit: str | None,
+    study: str | None,
+    warehouse: str | None,
 ) -> None:
     """Answer an ad-hoc SQL query over the views (predictions, calibration, calibration_bins, runs, ...).
 
-    Only reading statements run, and only the warehouse's files can be read, unless
-    --unsafe is given.
+    Only reading statements run (SELECT, DESCRIBE, SUMMARIZE, EXPLAIN of a SELECT), only the
+    warehouse's files can be read, and nothing can be written, unless --unsafe is given.
+    A query is stopped after --timeout seconds; Ctrl-C stops it too (exit 130).
 
     \b
     Examples:
@@ -53,7 +76,10 @@ def sql(
 
     import relcol
 
-    frame = relcol.open_warehouse(warehouse).sql(query, bins=bins, unsafe=unsafe, study=study)
+    limits = {} if timeout is None else {"timeout": timeout or None}
+    frame = relcol.open_warehouse(warehouse).sql(
+        query, bins=bins, unsafe=unsafe, study=study, memory_limit=memory_limit, **limits
+    )
     if fmt == "csv":
         click.echo(frame.write_csv(), nl=False)
     elif fmt == "json":
@@ -70,13 +96,17 @@ def sql(
 @click.option(
     "--print-init", is_flag=True, help="Print the init script instead of starting the shell."
 )
+@memory_limit_option
 @user_errors
-def shell(warehouse: str | None, study: str | None, bins: int, print_init: bool) -> None:
+def shell(
+    warehouse: str | None, study: str | None, bins: int, print_init: bool, memory_limit: str | None
+) -> None:
     """Open the DuckDB shell with every relcol view defined.
 
     The views are created by an init script over the warehouse's Parquet files
     (absolute paths), so any DuckDB shell version that reads Parquet works; no
-    database file is involved.
+    database file is involved. The shell is not sandboxed (it is DuckDB's own, with all
+    its powers) and has no time limit: Ctrl-C stops a query.
 
     \b
     Examples:
@@ -86,7 +116,9 @@ def shell(warehouse: str | None, study: str | None, bins: int, print_init: bool)
     """
     import relcol
 
-    script = relcol.open_warehouse(warehouse).init_script(bins=bins, study=study)
+    script = relcol.open_warehouse(warehouse).init_script(
+        bins=bins, study=study, memory_limit=memory_limit
+    )
     if print_init:
         click.echo(script, nl=False)
         return

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
+from relcol import _interrupts as interrupts
 from relcol import metrics
 
 # Predictions made elsewhere, multi-label, recalibration: re-exported as relcol.<name>.
@@ -38,18 +40,22 @@ from relcol.analysis._scorecard import corruption_error
 from relcol.analysis._scorecard import scorecard as _scorecard
 from relcol.analysis._statistical import statistical_tables
 from relcol.analysis._training import SCOPES
-from relcol.errors import ParameterError, RelcolError
+from relcol.errors import OutputError, ParameterError, RelcolError, WarehouseError
 from relcol.metrics._frames import by_chunks
 from relcol.report import terminal_summary, write_report
 from relcol.report._html import SECTIONS
 from relcol.store import CELL, MATERIALISED, Warehouse
+from relcol.store._files import os_error, publish_folder, staged_folder
 from relcol.study import IngestResult, Study, load_study, run_study
 
 ENGINES = ("polars", "duckdb")
 
 
 def open_warehouse(path: str | os.PathLike[str] | None = None) -> Warehouse:
-    """The warehouse at ``path``, else ``$RELCOL_WAREHOUSE``, else ``./warehouse`` (created if absent)."""
+    """The warehouse at ``path``, else ``$RELCOL_WAREHOUSE``, else ``./warehouse``.
+
+    Opening creates nothing: reading a warehouse that does not exist is an error, and the
+    first ingest creates it."""
     return Warehouse.default(path)
 
 
@@ -87,7 +93,7 @@ def calibration(
     if engine == "polars":
         frame = metrics.calibration(wh.predictions(study), CELL, bins=bins).collect()
     elif engine == "duckdb":
-        frame = wh.sql("SELECT * FROM calibration", bins=bins, study=study)
+        frame = wh.sql("SELECT * FROM calibration", bins=bins, study=study, timeout=None)
     else:
         raise RelcolError(f"engine must be one of {', '.join(ENGINES)}. Got {engine!r}.")
     return frame.sort(CELL, nulls_last=True)
@@ -105,7 +111,7 @@ def consistency(
     if engine == "polars":
         frame = _consistency(wh.predictions(study))
     elif engine == "duckdb":
-        frame = wh.sql("SELECT * FROM consistency", study=study)
+        frame = wh.sql("SELECT * FROM consistency", study=study, timeout=None)
     else:
         raise RelcolError(f"engine must be one of {', '.join(ENGINES)}. Got {engine!r}.")
     return frame.sort([*CELL, "axis"], nulls_last=True)
@@ -207,6 +213,8 @@ def report_tables(
     samples, generator offset ``seed``), the per-seed values (``seeds``), the paired
     ``differences``, the ``trends`` and the ``thresholds`` (clean overconfidence and d* with
     margin ``tau``, the break point with ``margin`` on the change of the gap).
+    ``intervals`` says what the metric tables' intervals cover: ``"samples"`` (test samples,
+    the trained models held fixed) or ``"training"`` (also the spread between training seeds).
     """
     bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
     margin = _check_margin(margin)
@@ -330,44 +338,83 @@ def report(
 
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
-    tables = report_tables(
-        wh,
-        study,
-        bins=bins,
-        bootstrap=bootstrap,
-        alpha=alpha,
-        tau=tau,
-        margin=margin,
-        seed=seed,
-        intervals=intervals,
-    )
-    advance("tables")
-    for view, name in MATERIALISED.items():
-        if name in tables:
-            wh.write_table(view, study, tables[name])
-    advance("warehouse")
-    run = wh.sql(
-        "SELECT * FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
-    ).row(0, named=True)
+    out_dir = Path(out) if out is not None else Path("reports") / study
+    wh.writable()
+    wh.create()  # rewrites a damaged schema file (it is derived from the code)
+    try:
+        staged = staged_folder(out_dir)
+    except OSError as exc:
+        raise OutputError(_cannot_write_report(out_dir, exc)) from None
+    try:
+        settings = {"bins": bins, "bootstrap": bootstrap, "alpha": alpha, "tau": tau}
+        settings |= {"margin": margin, "seed": seed, "intervals": intervals}
+        tables, meta = _report_content(wh, study, settings)
+        advance("tables")
+        # everything is written to staging first and published only once all of it is
+        # written: a failure (a full disk, a table with no rows, Ctrl-C) changes nothing
+        with wh.materialise(study) as materialised:
+            for view, name in MATERIALISED.items():
+                if name in tables:
+                    materialised.write(view, tables[name])
+            advance("warehouse")
+            write_report(staged, tables=tables, meta=meta, progress=advance)
+            interrupts.check()
+        publish_folder(staged, out_dir)
+    except Exception as exc:
+        cause = os_error(exc)  # a full disk, a folder made read-only meanwhile …
+        if cause is None:
+            raise
+        raise OutputError(_cannot_write_report(out_dir, cause)) from None
+    finally:
+        shutil.rmtree(staged, ignore_errors=True)
+    html = out_dir / "index.html"
+    table = tables["calibration"]
+    summary = terminal_summary(table, tables.get("thresholds"))
+    return ReportResult(study=study, out=out_dir, html=html, calibration=table, summary=summary)
+
+
+def _report_content(wh: Warehouse, study: str, settings: dict):
+    """The report's tables and run metadata (``settings``: the options of
+    ``report_tables``). A study replaced meanwhile (its files swapped away under the reads)
+    is one clear error, not whatever the failed read said."""
+    before = wh.sources(study, derived=False)
+    try:
+        tables = report_tables(wh, study, **settings)
+        run = wh.sql(
+            "SELECT * FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
+        ).row(0, named=True)
+    except Exception as exc:
+        if study in wh.studies() and wh.sources(study, derived=False) == before:
+            if isinstance(exc, OSError | pl.exceptions.ComputeError) and "parquet" in str(exc):
+                raise WarehouseError(
+                    f"cannot read study {study!r}: {str(exc).splitlines()[0]} (a damaged file: "
+                    "`relcol check` names it)"
+                ) from None
+            raise
+        raise WarehouseError(
+            f"study {study!r} was replaced or removed while the report read it; run it again"
+        ) from None
     meta = {
         "study": study,
         "run_id": run["run_id"],
         "spec": run["spec"],
         "versions": json.loads(run["versions"]),
-        "bins": bins,
+        "bins": settings["bins"],
         "created": run["finished_at"].strftime("%Y-%m-%d %H:%M UTC"),
         "rows": run["rows"],
         "draws": ECE_NULL_DRAWS,
     }
-    if bootstrap:
-        meta |= {"bootstrap": bootstrap, "level": 1 - alpha, "alpha": alpha, "tau": tau}
-        meta |= {"margin": margin, "intervals": intervals}
-        meta |= {"seed": seed}
-    out_dir = Path(out) if out is not None else Path("reports") / study
-    html = write_report(out_dir, tables=tables, meta=meta, progress=advance)
-    table = tables["calibration"]
-    summary = terminal_summary(table, tables.get("thresholds"))
-    return ReportResult(study=study, out=out_dir, html=html, calibration=table, summary=summary)
+    if settings["bootstrap"]:
+        alpha = settings["alpha"]
+        meta |= {"level": 1 - alpha}
+        meta |= {k: settings[k] for k in ("bootstrap", "alpha", "tau", "margin", "seed")}
+        meta |= {"intervals": settings["intervals"]}
+    return tables, meta
+
+
+def _cannot_write_report(out_dir: Path, exc: OSError) -> str:
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"cannot write the report to {out_dir}: {exc.strerror or exc}{where}; nothing was changed"
 
 
 def _warehouse(warehouse: Warehouse | str | os.PathLike[str] | None) -> Warehouse:

@@ -163,7 +163,9 @@ def multilabel(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     if engine == "duckdb":
-        return wh.sql("SELECT * FROM multilabel WHERE study = ?", [study], bins=bins)
+        return wh.sql(
+            "SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None
+        )
     _check_engine(engine)
     table = multilabel_calibration(_pairs(wh, study), bins=bins).collect()
     return _with_label_names(wh, study, table, after="average")
@@ -180,7 +182,9 @@ def multilabel_bins(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     if engine == "duckdb":
-        table = wh.sql("SELECT * FROM multilabel_bins WHERE study = ?", [study], bins=bins)
+        table = wh.sql(
+            "SELECT * FROM multilabel_bins WHERE study = ?", [study], bins=bins, timeout=None
+        )
     else:
         _check_engine(engine)
         table = _multilabel_bins(_pairs(wh, study), bins=bins).collect()
@@ -535,6 +539,7 @@ def _content_id(prefix: str, study: str, spec: str, packages: Mapping[str, str])
 
 def _refuse_existing(wh: Warehouse, name: str, replace: bool) -> None:
     # Warehouse.ingest refuses too; asking first spares reading a large file to be refused.
+    wh.writable()
     if not replace and name in wh.studies():
         raise WarehouseError(
             f"study {name!r} is already in warehouse {wh.root}; ingest it under another name "

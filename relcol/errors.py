@@ -27,6 +27,10 @@ class WarehouseError(RelcolError):
     """The warehouse is missing, locked, or would be changed in a way that is refused."""
 
 
+class OutputError(RelcolError):
+    """A file or folder relcol was asked to write (a report, ``--out``) cannot be written."""
+
+
 class ParameterError(RelcolError, ValueError):
     """A function or option parameter is outside its allowed values; the message names both."""
 

@@ -46,7 +46,10 @@ def start_ingest(spec: Path, warehouse: Path) -> subprocess.Popen:
 
 
 def study_rows(warehouse: Path) -> dict[str, int]:
-    counts = relcol.open_warehouse(warehouse).sql(
+    wh = relcol.open_warehouse(warehouse)
+    if not wh.exists():  # a first ingest killed before it created the warehouse
+        return {}
+    counts = wh.sql(
         "SELECT study, count(*) AS n FROM predictions GROUP BY ALL"
     )
     return dict(counts.iter_rows())
@@ -77,8 +80,9 @@ def test_sigkill_at_random_moments_leaves_all_or_nothing(tmp_path):
         committed = name in rows
         outcomes["committed" if committed else "nothing"] += 1
         assert (warehouse / "predictions" / f"study={name}").exists() == committed
-        runs = relcol.open_warehouse(warehouse).sql("SELECT study FROM runs")["study"].to_list()
-        assert sorted(runs) == sorted(rows)
+        if rows:
+            runs = relcol.open_warehouse(warehouse).sql("SELECT study FROM runs")["study"]
+            assert sorted(runs.to_list()) == sorted(rows)
     # the kills landed on both sides of the commit
     assert outcomes["nothing"] > 0
     # and the next ingest succeeds, clearing the dead ingests' staging folders
@@ -158,8 +162,7 @@ def test_ctrl_c_during_a_portable_ingest_stops_its_child_and_leaves_nothing(tmp_
     os.killpg(ingest.pid, signal.SIGINT)
     _, err = ingest.communicate(timeout=120)
     assert ingest.returncode == 130 and err.strip().endswith("relcol: aborted")
-    assert relcol.open_warehouse(tmp_path / "wh").studies() == []
-    assert list((tmp_path / "wh" / "_staging").iterdir()) == []
+    assert not (tmp_path / "wh").exists()  # the warehouse this ingest created is gone again
 
 
 def _processes_mentioning(text: str) -> list[int]:

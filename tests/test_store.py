@@ -32,7 +32,7 @@ def test_the_repository_warehouse_readme_is_the_one_relcol_writes():
 
 
 def test_an_empty_warehouse_has_every_view_with_its_types(tmp_path):
-    wh = Warehouse(tmp_path / "wh")
+    wh = Warehouse(tmp_path / "wh", create=True)
     assert wh.studies() == []
     described = wh.sql("DESCRIBE predictions")
     assert described["column_name"].to_list() == list(PREDICTIONS)
@@ -235,7 +235,7 @@ def test_a_bad_corruption_parameter_is_found_before_anything_is_written(tmp_path
 
 
 def test_a_connection_is_a_snapshot(tmp_path):
-    wh = relcol.open_warehouse(tmp_path / "wh")
+    wh = Warehouse(tmp_path / "wh", create=True)
     con = wh.connect()
     relcol.ingest(TINY, wh)
     assert con.sql("SELECT count(*) FROM predictions").fetchall()[0][0] == 0

@@ -10,6 +10,7 @@ import pytest
 import relcol
 from relcol.analysis import TrafficLight, cell_lights, thresholds
 from relcol.errors import ParameterError
+from relcol.store import Warehouse
 from tests.test_cli import relcol as run_relcol
 
 KEYS = {"study": "s", "dataset": "d", "model": "m", "corruption": "mcar", "label": None}
@@ -258,7 +259,7 @@ def test_materialised_views_after_a_report(reported):
 
 
 def test_an_empty_warehouse_has_the_statistical_views(tmp_path):
-    wh = relcol.open_warehouse(tmp_path / "empty")
+    wh = Warehouse(tmp_path / "empty", create=True)
     for view in ("report_trends", "report_thresholds", "report_differences"):
         described = wh.sql(f"DESCRIBE {view}")
         assert {"study", "dataset", "model", "corruption"} <= set(described["column_name"])

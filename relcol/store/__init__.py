@@ -12,10 +12,12 @@ from relcol.store._schema import (
     RUNS,
     conform,
 )
-from relcol.store._sql import connect, connect_frame, init_script, sql_text
+from relcol.store._sql import connect, connect_frame, init_script, reading_only, sql_text
 from relcol.store._warehouse import (
     ENV,
     MATERIALISED,
+    QUERY_TIMEOUT,
+    CheckResult,
     Staging,
     Warehouse,
     check_name,
@@ -31,7 +33,9 @@ __all__ = [
     "KEY",
     "MATERIALISED",
     "PREDICTIONS",
+    "QUERY_TIMEOUT",
     "RUNS",
+    "CheckResult",
     "Staging",
     "Warehouse",
     "check_name",
@@ -39,6 +43,7 @@ __all__ = [
     "connect",
     "connect_frame",
     "init_script",
+    "reading_only",
     "sql_text",
     "write_part_file",
 ]

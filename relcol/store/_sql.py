@@ -9,10 +9,17 @@ script spells the same lists as SQL literals through ``sql_literal``.
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import tempfile
+import weakref
 from collections.abc import Collection, Mapping, Sequence
 from importlib import resources
 
 import duckdb
+
+from relcol.errors import WarehouseError
 
 #: Views in dependency order; each is ``sql/views/<name>.sql``.
 VIEWS = (
@@ -90,40 +97,191 @@ def _absent(sources: Mapping[str, Sequence[str]]) -> list[str]:
 
 
 def connect(
-    sources: Mapping[str, Sequence[str]], *, bins: int = 15, sandbox: bool = True
+    sources: Mapping[str, Sequence[str]],
+    *,
+    bins: int = 15,
+    sandbox: bool = True,
+    memory_limit: str | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB connection whose views read the given Parquet files.
 
     With ``sandbox`` (the default) the connection can read the listed files and
-    nothing else, and cannot write files; ``sandbox=False`` is the user's
-    explicit choice (``relcol sql --unsafe``).
+    nothing else, spills to a private temporary folder of its own (removed with the
+    connection), loads no extension, and cannot change any of this; ``sandbox=False``
+    is the user's explicit choice (``relcol sql --unsafe``). DuckDB's file settings
+    cannot stop a write to a file it may read, so a sandboxed caller must also run only
+    reading statements (``reading_only``).
+
+    ``memory_limit`` (DuckDB's syntax, e.g. ``"4GB"``; default: half the machine's
+    memory, ``default_memory_limit``) bounds the memory a query holds before it spills.
 
     ``sources`` maps a variable name without its ``relcol_`` prefix
     (``predictions``, ``classes``, ``corruptions``, ``runs``, ``report_calibration``)
     to a non-empty list of Parquet paths; a zero-row file with the right schema
-    keeps a list non-empty in an empty warehouse.
+    keeps a list non-empty in an empty warehouse. A view over a ``report_*`` table
+    (derived, rebuilt by `relcol report`) whose file cannot be read is left undefined
+    (``damaged`` tells why a query on it failed), so the rest of the warehouse stays usable.
     """
     con = duckdb.connect(":memory:")
+    try:
+        _configure(con, sources, bins=bins, sandbox=sandbox, memory_limit=memory_limit)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def _configure(con, sources, *, bins, sandbox, memory_limit) -> None:
     for name, files in sources.items():
         con.execute(f"SET VARIABLE relcol_{_identifier(name)} = ?", [list(files)])
     con.execute("SET VARIABLE relcol_bins = ?", [int(bins)])
     con.execute("SET enable_progress_bar = false")  # it would print into relcol's own output
+    try:
+        con.execute("SET memory_limit = ?", [memory_limit or default_memory_limit()])
+    except duckdb.Error as exc:
+        raise WarehouseError(f"memory limit {memory_limit!r}: {_first_line(exc)}") from None
     for statement in definitions(_absent(sources)):
-        con.execute(statement)
+        _define(con, statement, sources)
     if sandbox:
-        # Queries may read the listed files and nothing else, write no file, load no
-        # extension, and cannot switch this off (lock_configuration).
+        # Queries may read the listed files and nothing else, load no extension, spill
+        # only into a folder no one else knows (DuckDB may always read and write its
+        # temp_directory: the default, ./.tmp, would expose the caller's folder), and
+        # cannot switch any of this off (lock_configuration).
+        private = tempfile.mkdtemp(prefix="relcol-sql-")
+        weakref.finalize(con, shutil.rmtree, private, ignore_errors=True)
+        con.execute("SET temp_directory = ?", [os.path.join(private, "spill")])
+        con.execute("SET autoinstall_known_extensions = false")
+        con.execute("SET autoload_known_extensions = false")
         con.execute(
             "SET allowed_paths = ?", [sorted({f for files in sources.values() for f in files})]
         )
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
-    return con
 
 
-def init_script(sources: Mapping[str, Sequence[str]], *, bins: int = 15) -> str:
+def _define(con, statement: str, sources: Mapping[str, Sequence[str]]) -> None:
+    """Run one macro or view definition; a derived ``report_*`` view whose files cannot be
+    read is left undefined, and ``damaged`` says why."""
+    try:
+        con.execute(statement)
+    except duckdb.Error as exc:
+        view = _defined_view(statement)
+        if view is None or not view.startswith("report_"):
+            raise WarehouseError(f"cannot read the warehouse: {_first_line(exc)}") from None
+        _DAMAGED.setdefault(con, {})[view] = (
+            f"the materialised table {view} cannot be read ({_first_line(exc)}); "
+            "`relcol report` rebuilds it, `relcol check` lists damaged files"
+        )
+
+
+#: connection -> {view: why it is undefined}, for the derived views ``connect`` left out.
+_DAMAGED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def damaged(con: duckdb.DuckDBPyConnection, error: BaseException) -> str | None:
+    """Why ``error`` (a query's failure on ``con``) happened, when it names a derived view
+    that ``connect`` had to leave undefined because its files cannot be read."""
+    for view, why in _DAMAGED.get(con, {}).items():
+        if view in str(error):
+            return why
+    return None
+
+
+def _defined_view(statement: str) -> str | None:
+    """The name of the view a ``CREATE [OR REPLACE] VIEW name AS`` statement defines."""
+    found = re.search(r"^CREATE (?:OR REPLACE )?VIEW (\w+)", statement, re.MULTILINE)
+    return found.group(1) if found else None
+
+
+def default_memory_limit() -> str:
+    """Half the machine's physical memory, in DuckDB's syntax (a query that needs more
+    spills to disk, then fails with an out-of-memory error, instead of starving the machine)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "4GB"
+    return f"{max(total // 2 // 2**20, 256)}MB"
+
+
+#: The statement types a sandboxed query may hold (DESCRIBE, SUMMARIZE, SHOW, FROM …,
+#: VALUES and WITH parse as SELECT); EXPLAIN is judged by the statement it explains.
+READING = frozenset({"SELECT"})
+
+
+def reading_only(query: str) -> None:
+    """Refuse ``query`` unless every statement in it only reads.
+
+    Each statement is classified by DuckDB's own parser; an ``EXPLAIN [ANALYZE] [(…)]``
+    is classified by the statement it explains (``EXPLAIN ANALYZE`` runs it), found with
+    DuckDB's tokenizer so that comments cannot hide it. Anything this cannot classify is
+    refused.
+    """
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as exc:
+        raise WarehouseError(f"SQL error: {_first_line(exc)}") from None
+    for statement in statements:
+        kind = _kind(statement.query)
+        if kind not in READING:
+            raise WarehouseError(
+                "relcol sql runs reading statements only (SELECT, DESCRIBE, SUMMARIZE, "
+                f"EXPLAIN of a SELECT …); this query has {kind}. Pass --unsafe to allow it."
+            )
+
+
+def _kind(text: str, depth: int = 0) -> str:
+    """The type of the one statement in ``text``, looking through EXPLAIN."""
+    try:
+        [statement] = duckdb.extract_statements(text)
+    except (duckdb.Error, ValueError):
+        return "an unparsable statement"
+    if statement.type.name != "EXPLAIN":
+        return statement.type.name
+    inner = _explained(statement.query)
+    if inner is None or depth > 3:
+        return "an EXPLAIN that could not be checked"
+    kind = _kind(inner, depth + 1)
+    return kind if kind in READING else f"EXPLAIN of {kind}"
+
+
+def _explained(text: str) -> str | None:
+    """The statement after ``EXPLAIN``, an optional ``ANALYZE`` and an optional
+    parenthesised option list; None when ``text`` does not have that shape."""
+    found = duckdb.tokenize(text)
+    ends = [start for start, _ in found[1:]] + [len(text)]
+    words = [
+        text[start:end].strip().upper()
+        for (start, kind), end in zip(found, ends, strict=True)
+        if kind != duckdb.token_type.comment
+    ]
+    starts = [start for start, kind in found if kind != duckdb.token_type.comment]
+    if not words or words[0] != "EXPLAIN":
+        return None
+    i = 1
+    if i < len(words) and words[i] == "ANALYZE":
+        i += 1
+    if i < len(words) and words[i] == "(":
+        depth = 0
+        while i < len(words):
+            depth += {"(": 1, ")": -1}.get(words[i], 0)
+            i += 1
+            if depth == 0:
+                break
+    if i >= len(words):
+        return None
+    return text[starts[i] :]
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def init_script(
+    sources: Mapping[str, Sequence[str]], *, bins: int = 15, memory_limit: str | None = None
+) -> str:
     """The same connection as SQL text, for ``duckdb -init`` (the shell cannot bind parameters)."""
     lines = ["-- relcol: views over the warehouse; generated by `relcol shell`."]
+    lines.append(f"SET memory_limit = {sql_literal(memory_limit or default_memory_limit())};")
     for name, files in sources.items():
         literal = "[" + ", ".join(sql_literal(f) for f in files) + "]"
         lines.append(f"SET VARIABLE relcol_{_identifier(name)} = {literal};")

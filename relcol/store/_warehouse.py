@@ -10,13 +10,18 @@ Layout (``RELCOL_WAREHOUSE``, ``--warehouse`` or ``./warehouse``)::
                                     /_annotations.parquet (prediction files: agreement, split)
     metrics/<table>/study=<S>.parquet             tables materialised by `relcol report`
 
-An ingest writes everything under ``_staging/<run_id>/study=<S>/`` and commits
+An ingest writes everything under ``_staging/<run_id>/study=<S>/``, records the
+SHA-256 of each file (``_checksums.json``), fsyncs files and folders, and commits
 with one ``rename`` of that folder to ``predictions/study=<S>``: a reader lists
 either the whole study or none of it, a crash leaves only an invisible staging
 folder, and since a rename onto a non-empty folder fails, a later ingest can
 never overwrite an earlier one's files. Re-ingesting a study is refused unless
-``replace`` is asked for, which swaps the folder whole (for the moment between
-the two renames the study is absent, never doubled).
+``replace`` is asked for, which swaps the two folders in one step where the system
+can (Linux ``renameat2``); elsewhere it takes two renames, and a crash between them
+is completed by the next write (``recover``).
+
+Opening a warehouse creates nothing: only a write (an ingest) creates the folder,
+and removes what it created if it fails.
 """
 
 from __future__ import annotations
@@ -28,17 +33,19 @@ import re
 import secrets
 import shutil
 import socket
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from relcol.errors import WarehouseError
-from relcol.store import _schema
-from relcol.store._sql import connect, init_script
+from relcol.errors import ParameterError, WarehouseError
+from relcol.store import _files, _schema
+from relcol.store._sql import connect, damaged, init_script, reading_only
 
 ENV = "RELCOL_WAREHOUSE"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -54,14 +61,17 @@ git-ignored; only this README is tracked.
   prediction (see the project README for the columns), written once by one ingest
   and never modified; `_run.parquet`, `_classes.parquet` and `_corruptions.parquet`
   beside them are that ingest's side tables (and `_annotations.parquet`, when an
-  ingested prediction file had agreement or split columns).
-- `metrics/<table>/study=<S>.parquet`: tables materialised by `relcol report`.
+  ingested prediction file had agreement or split columns); `_checksums.json` holds
+  the SHA-256 of each, recorded at commit.
+- `metrics/<table>/study=<S>.parquet`: tables materialised by `relcol report`
+  (their SHA-256s in `metrics/_checksums/study=<S>.json`).
 - `_schema/`: zero-row files that fix each table's column types.
-- `_staging/`: ingests in progress; never read. A crashed ingest leaves a folder
-  here that the next ingest removes.
+- `_staging/`: writes in progress; never read. A crashed write leaves a folder
+  here that the next write on this host completes or removes.
 
-Query it with `relcol sql "..."`, `relcol shell`, or `relcol.open_warehouse()` in Python.
-Delete a study by deleting its `predictions/study=<S>` folder.
+Query it with `relcol sql "..."`, `relcol shell`, or `relcol.open_warehouse()` in Python;
+verify it with `relcol check`. Delete a study by deleting its `predictions/study=<S>` folder
+(and `metrics/*/study=<S>.*`, its materialised tables and their checksums).
 """
 
 #: Side tables stored beside each ingest's parts: view name -> (file name, schema).
@@ -71,8 +81,8 @@ SIDE = {
     "runs": ("_run.parquet", _schema.RUNS),
     "annotations": ("_annotations.parquet", _schema.ANNOTATIONS),  # prediction files only
 }
-#: DuckDB statement types `Warehouse.sql` runs without ``unsafe``.
-READING = frozenset({"SELECT", "EXPLAIN"})
+#: Seconds a `Warehouse.sql` query may run before it is stopped (None: no limit).
+QUERY_TIMEOUT = 600.0
 #: Tables materialised by `relcol report`: view name -> folder under metrics/.
 MATERIALISED = {
     "report_calibration": "calibration",
@@ -104,35 +114,69 @@ def new_run_id() -> str:
     return f"{datetime.now(UTC):%Y%m%dT%H%M%S}Z-{secrets.token_hex(4)}"
 
 
-class Warehouse:
-    """A warehouse folder. Opening one creates it (and its schema files) if absent."""
+@dataclass(frozen=True)
+class CheckResult:
+    """What `Warehouse.check` found: ``problems`` (damaged, missing or unexpected files, one
+    line each naming the file) and ``notes`` (what could not be verified, and why)."""
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    files: int
+    problems: list[str]
+    notes: list[str]
+
+
+class Warehouse:
+    """A warehouse folder. Opening one creates nothing: reading needs an existing warehouse,
+    and the first write (an ingest, ``create``) makes the folder and its schema files."""
+
+    def __init__(self, root: str | os.PathLike[str], *, create: bool = False) -> None:
         self.root = Path(root).expanduser().resolve()
         if self.root.exists() and not self.root.is_dir():
             raise WarehouseError(f"warehouse {self.root} exists and is not a folder")
-        try:
-            for sub in ("_schema", "_staging", "predictions", "metrics"):
-                (self.root / sub).mkdir(parents=True, exist_ok=True)
-            if not (self.root / "README.md").exists():
-                _atomic_write_text(self.root / "README.md", README)
-            schemas = {**{v: s for v, (_, s) in SIDE.items()}, "predictions": _schema.PREDICTIONS}
-            for view in MATERIALISED:
-                keys = MATERIALISED_KEYS.get(view, _schema.CELL)
-                schemas[view] = {k: _schema.PREDICTIONS[k] for k in keys}
-            for view, schema in schemas.items():
-                path = self.root / "_schema" / f"{view}.parquet"
-                if not path.exists():
-                    _atomic_write_parquet(path, _schema.empty(schema))
-        except OSError as exc:
-            raise WarehouseError(
-                f"cannot use warehouse {self.root}: {exc.strerror or exc}"
-            ) from None
+        if create:
+            self.create()
 
     @classmethod
     def default(cls, path: str | os.PathLike[str] | None = None) -> Warehouse:
         """``path``, else ``$RELCOL_WAREHOUSE``, else ``./warehouse``."""
         return cls(path or os.environ.get(ENV) or "warehouse")
+
+    def exists(self) -> bool:
+        return (self.root / "_schema").is_dir() and (self.root / "predictions").is_dir()
+
+    def require(self) -> None:
+        """Refuse to read a warehouse that does not exist (a mistyped path is not an empty
+        warehouse, and reading never creates one)."""
+        if not self.exists():
+            raise WarehouseError(
+                f"no warehouse at {self.root} (`relcol ingest` creates one; check --warehouse "
+                f"or ${ENV})"
+            )
+
+    def create(self) -> bool:
+        """Make the folder, its subfolders and README where absent, and write each schema
+        file that is absent or unreadable (they are derived from the code). True when the
+        folder itself was new."""
+        new = not self.root.exists()
+        try:
+            for sub in ("_schema", "_staging", "predictions", "metrics"):
+                (self.root / sub).mkdir(parents=True, exist_ok=True)
+            if not (self.root / "README.md").exists():
+                _atomic_write_text(self.root / "README.md", README)
+            for view, schema in schemas().items():
+                path = self.root / "_schema" / f"{view}.parquet"
+                if _schema_problem(path, schema) is not None:
+                    _atomic_write_parquet(path, _schema.empty(schema))
+        except OSError as exc:
+            raise WarehouseError(_cannot_write(self.root, exc)) from None
+        return new
+
+    def writable(self) -> None:
+        """Refuse, before any work, a warehouse (or, if absent, the folder it would go in)
+        where no file can be created: read-only, immutable, or not ours."""
+        try:
+            _files.probe_writable(self.root / "_staging" if self.exists() else self.root)
+        except OSError as exc:
+            raise WarehouseError(_cannot_write(self.root, exc)) from None
 
     # -- reading -----------------------------------------------------------------
 
@@ -144,18 +188,21 @@ class Warehouse:
             p.name.removeprefix("study=") for p in (self.root / "predictions").glob("study=*")
         )
 
-    def sources(self, study: str | None = None) -> dict[str, list[str]]:
+    def sources(self, study: str | None = None, *, derived: bool = True) -> dict[str, list[str]]:
         """A snapshot of every view's files: the schema file first, then committed files
-        (of ``study`` only, when given: every view then covers that one study)."""
+        (of ``study`` only, when given: every view then covers that one study). Without
+        ``derived`` the tables materialised by `relcol report` are left out (their views
+        are then undefined)."""
         # a study name is checked (no glob or path characters) before it is globbed on
         pattern = "study=*" if study is None else self.study_dir(self.require_study(study)).name
+        self.require()
         runs = sorted((self.root / "predictions").glob(f"{pattern}/run_id=*"))
         out = {"predictions": [str(self.root / "_schema" / "predictions.parquet")]}
         out["predictions"] += [str(p) for run in runs for p in sorted(run.glob("part-*.parquet"))]
         for view, (file, _) in SIDE.items():
             out[view] = [str(self.root / "_schema" / f"{view}.parquet")]
             out[view] += [str(run / file) for run in runs if (run / file).exists()]
-        for view, folder in MATERIALISED.items():
+        for view, folder in MATERIALISED.items() if derived else ():
             out[view] = [str(self.root / "_schema" / f"{view}.parquet")]
             out[view] += [
                 str(p) for p in sorted((self.root / "metrics" / folder).glob(f"{pattern}.parquet"))
@@ -163,16 +210,24 @@ class Warehouse:
         return out
 
     def connect(
-        self, *, bins: int = 15, sandbox: bool = True, study: str | None = None
+        self,
+        *,
+        bins: int = 15,
+        sandbox: bool = True,
+        study: str | None = None,
+        memory_limit: str | None = None,
     ) -> duckdb.DuckDBPyConnection:
         """An in-memory DuckDB connection with every view over a snapshot of the warehouse
         (of one ``study``, when given: the views then read that study's files only, which is
         much faster than filtering a view of every study, since a view such as
         ``consistency`` is computed before an outer ``WHERE`` applies).
 
-        With ``sandbox`` it reads only the warehouse's committed files and writes nothing.
+        With ``sandbox`` it reads only the warehouse's committed files and writes nothing
+        (as long as the statements run on it only read: see ``sql``).
         """
-        return connect(self.sources(study), bins=bins, sandbox=sandbox)
+        return connect(
+            self.sources(study), bins=bins, sandbox=sandbox, memory_limit=memory_limit
+        )
 
     def sql(
         self,
@@ -182,33 +237,88 @@ class Warehouse:
         bins: int = 15,
         unsafe: bool = False,
         study: str | None = None,
+        timeout: float | None = QUERY_TIMEOUT,
+        memory_limit: str | None = None,
     ) -> pl.DataFrame:
         """Run ``query`` over the views (a fresh snapshot; of one ``study`` when given) and
         return a Polars frame.
 
         Values go in ``params`` (``?`` or ``$name`` placeholders), never into the text.
-        Only reading statements (SELECT, DESCRIBE, SUMMARIZE, EXPLAIN …) run, and only
-        the warehouse's files can be read, unless ``unsafe`` says otherwise.
+        Only reading statements (SELECT, DESCRIBE, SUMMARIZE, EXPLAIN of a SELECT …) run,
+        and only the warehouse's files can be read, unless ``unsafe`` says otherwise.
+        A query running longer than ``timeout`` seconds (None: no limit, as relcol's own
+        computations ask) is stopped;
+        ``memory_limit`` (e.g. ``"4GB"``) bounds its memory (default: half the machine's).
+        If a concurrent ``replace`` swaps files away under the query, it runs again on a
+        new snapshot.
         """
-        con = self.connect(bins=bins, sandbox=not unsafe, study=study)
-        try:
-            if not unsafe:
-                kinds = {s.type.name for s in con.extract_statements(query)}
-                writing = sorted(kinds - READING)
-                if writing:
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+        ):
+            raise ParameterError(f"timeout must be a number of seconds > 0, or None. Got {timeout!r}.")
+        if not unsafe:
+            reading_only(query)
+        for attempt in range(3):
+            sources = self.sources(study)
+            files = _identities(sources)
+            try:
+                return self._run(query, params, sources, bins, unsafe, timeout, memory_limit)
+            except _Failed as failure:
+                # retried only when files changed under the query (a concurrent replace)
+                unchanged = self.sources(study) == sources and _identities(sources) == files
+                if attempt == 2 and not unchanged:
                     raise WarehouseError(
-                        f"relcol sql runs reading statements only (SELECT, DESCRIBE, EXPLAIN …); "
-                        f"this query has {', '.join(writing)}. Pass --unsafe to allow it."
-                    )
+                        f"the warehouse {self.root} changed under the query three times (an "
+                        "ingest with --replace running meanwhile); run it again"
+                    ) from None
+                if unchanged:
+                    text = str(failure)
+                    names = str(self.root) in text and "relcol check" not in text
+                    hint = "; `relcol check` verifies the warehouse's files" if names else ""
+                    raise WarehouseError(f"{text}{hint}") from None
+        raise AssertionError("unreachable")
+
+    def _run(self, query, params, sources, bins, unsafe, timeout, memory_limit) -> pl.DataFrame:
+        try:
+            con = connect(sources, bins=bins, sandbox=not unsafe, memory_limit=memory_limit)
+        except WarehouseError as exc:
+            raise _Failed(str(exc)) from None
+        expired = threading.Event()
+
+        def stop() -> None:
+            expired.set()
+            con.interrupt()
+
+        timer = threading.Timer(timeout, stop) if timeout is not None else None
+        try:
+            if timer is not None:
+                timer.daemon = True
+                timer.start()
             relation = con.sql(query, params=params)
             return pl.DataFrame() if relation is None else relation.pl()
-        except duckdb.Error as exc:
-            raise WarehouseError(f"SQL error: {str(exc).splitlines()[0]}") from None
+        except (duckdb.Error, RuntimeError) as exc:
+            if expired.is_set():
+                raise WarehouseError(
+                    f"the query was stopped after {timeout:g} s (its time limit: --timeout)"
+                ) from None
+            interrupted = isinstance(exc, duckdb.InterruptException) or (
+                isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower()
+            )
+            if interrupted:  # Ctrl-C: DuckDB reports it as an error of its own
+                raise KeyboardInterrupt from None
+            if not isinstance(exc, duckdb.Error):
+                raise
+            why = damaged(con, exc)
+            raise _Failed(why or f"SQL error: {str(exc).splitlines()[0]}") from None
         finally:
+            if timer is not None:
+                timer.cancel()
             con.close()
 
-    def init_script(self, *, bins: int = 15, study: str | None = None) -> str:
-        return init_script(self.sources(study), bins=bins)
+    def init_script(
+        self, *, bins: int = 15, study: str | None = None, memory_limit: str | None = None
+    ) -> str:
+        return init_script(self.sources(study), bins=bins, memory_limit=memory_limit)
 
     def predictions(self, study: str | None = None) -> pl.LazyFrame:
         """The long table as a Polars LazyFrame (a snapshot of committed ingests; of one
@@ -223,6 +333,7 @@ class Warehouse:
 
     def require_study(self, study: str | None) -> str:
         """``study`` if present; with None, the only study there is."""
+        self.require()
         have = self.studies()
         if study is None:
             if len(have) == 1:
@@ -237,6 +348,80 @@ class Warehouse:
             raise WarehouseError(self._unknown_study(study))
         return study
 
+    def check(self) -> CheckResult:
+        """Verify the warehouse: every schema file against the code, every committed file
+        against the checksum recorded when it was committed, and no file that was not
+        committed among them (a view would read it)."""
+        self.require()
+        problems, notes, files = [], [], 0
+
+        def name(path: Path) -> str:
+            return str(path.relative_to(self.root))
+
+        for view, schema in schemas().items():
+            path = self.root / "_schema" / f"{view}.parquet"
+            files += 1
+            problem = _schema_problem(path, schema)
+            if problem is not None:
+                problems.append(f"{name(path)}: {problem}")
+        folders = sorted((self.root / "predictions").glob("study=*/run_id=*"))
+        for folder in folders:
+            found = {p.name for p in folder.iterdir() if p.is_file()} - {_files.CHECKSUMS}
+            files += len(found)
+            problems += self._verify(folder, found, notes, name)
+        for study in sorted((self.root / "predictions").glob("study=*")):
+            if not any(study.glob("run_id=*")):
+                problems.append(f"{name(study)}: a study folder without its run folder")
+        for study in sorted(self._materialised_studies()):
+            found = {
+                f"{folder}/{study}.parquet"
+                for folder in MATERIALISED.values()
+                if (self.root / "metrics" / folder / f"{study}.parquet").exists()
+            }
+            files += len(found)
+            record = self.root / "metrics" / _METRICS_SUMS / f"{study}.json"
+            problems += self._verify(self.root / "metrics", found, notes, name, record=record)
+        stale = [p for p in (self.root / "_staging").glob("*")]
+        if stale:
+            notes.append(
+                f"_staging holds {len(stale)} folder(s) of writes in progress or interrupted "
+                "(the next write on this host removes those whose process is gone)"
+            )
+        return CheckResult(files=files, problems=problems, notes=notes)
+
+    def _verify(self, folder, found, notes, name, *, record=None) -> list[str]:
+        record = record or folder / _files.CHECKSUMS
+        if not record.exists():
+            if found:
+                notes.append(
+                    f"{name(record.parent if record.name == _files.CHECKSUMS else record)}: "
+                    "no checksums recorded (written by an older relcol); not verified"
+                )
+            return []
+        try:
+            recorded = _files.read_checksums(record)
+        except ValueError as exc:
+            return [f"{name(record)}: {exc}"]
+        problems = []
+        for file in sorted(set(recorded) | found):
+            path = folder / file
+            if file not in found:
+                problems.append(f"{name(path)}: missing (it was committed)")
+            elif file not in recorded:
+                problems.append(f"{name(path)}: not part of what was committed")
+            elif _files.sha256(path) != recorded[file]:
+                problems.append(f"{name(path)}: damaged (its checksum differs from the one recorded)")
+        return problems
+
+    def _materialised_studies(self) -> set[str]:
+        found = {
+            p.stem
+            for folder in MATERIALISED.values()
+            for p in (self.root / "metrics" / folder).glob("study=*.parquet")
+        }
+        found |= {p.stem for p in (self.root / "metrics" / _METRICS_SUMS).glob("study=*.json")}
+        return found
+
     # -- writing -----------------------------------------------------------------
 
     @contextmanager
@@ -246,41 +431,176 @@ class Warehouse:
         """Stage an ingest of ``study``; commit on normal exit, discard on any exception.
 
         ``run_id`` names the ingest (default: a new time-stamped id); a study passes a
-        content address so that the same spec gives the same rows, byte for byte.
+        content address so that the same spec gives the same rows, byte for byte. A
+        warehouse that did not exist is created, and removed again if the ingest fails.
         """
         check_name(study)
-        if not replace and self.study_dir(study).exists():
-            raise WarehouseError(
-                f"study {study!r} is already in warehouse {self.root}; ingest it under another name, "
-                "or pass --replace to replace it wholesale"
-            )
-        self._remove_stale_staging()
-        staging = Staging(self, study, run_id or new_run_id())
+        new = self.create()
+        staging = None
+        try:
+            if not replace and self.study_dir(study).exists():
+                raise WarehouseError(
+                    f"study {study!r} is already in warehouse {self.root}; ingest it under another "
+                    "name, or pass --replace to replace it wholesale"
+                )
+            self.recover()
+            staging = Staging(self, study, run_id or new_run_id())
+            yield staging
+            staging.commit(replace=replace)
+        except BaseException as exc:
+            if staging is not None:
+                staging.discard()
+            if new:
+                self._remove_if_empty()
+            cause = _files.os_error(exc)  # a full disk, a folder made read-only meanwhile …
+            if cause is None:
+                raise
+            raise WarehouseError(_cannot_write(self.root, cause)) from None
+
+    @contextmanager
+    def materialise(self, study: str) -> Iterator[TableStaging]:
+        """Stage materialised tables of ``study`` (``TableStaging.write``); publish them
+        all, with their checksums, on normal exit; discard them on any exception."""
+        check_name(study)
+        self.create()
+        self.recover()
+        staging = TableStaging(self, study)
         try:
             yield staging
-        except BaseException:
+            staging.publish()
+        finally:
             staging.discard()
-            raise
-        staging.commit(replace=replace)
 
-    def write_table(self, view: str, study: str, frame: pl.DataFrame) -> Path:
-        """Materialise one study's table (atomically replacing the previous one)."""
-        folder = self.root / "metrics" / MATERIALISED[view]
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"study={check_name(study)}.parquet"
-        _atomic_write_parquet(path, frame)
-        return path
-
-    def _remove_stale_staging(self) -> None:
-        """Remove staging folders of ingests on this host whose process is gone."""
+    def recover(self) -> None:
+        """Finish or undo what writers on this host that are gone left in ``_staging``: a
+        replace interrupted between its two renames is completed (its new study was
+        complete and fsynced before the first rename); every other folder is removed."""
         host = socket.gethostname()
-        for folder in (self.root / "_staging").glob("*"):
-            try:
-                owner_host, pid = (folder / "_owner").read_text().split(":")
-            except (OSError, ValueError):
+        for entry in (self.root / "_staging").iterdir():
+            made_by = _files.owner(entry)
+            if made_by is None or made_by[0] != host or _alive(made_by[1]):
                 continue
-            if owner_host == host and not _alive(int(pid)):
-                shutil.rmtree(folder, ignore_errors=True)
+            try:
+                for old in (entry / "_replaced").glob("study=*"):
+                    target = self.root / "predictions" / old.name
+                    if not target.exists():
+                        new = entry / old.name
+                        os.rename(new if new.exists() else old, target)
+                        _files.fsync_dir(target.parent)
+            except OSError as exc:
+                raise WarehouseError(_cannot_write(self.root, exc)) from None
+            if entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                entry.unlink(missing_ok=True)
+
+    def _remove_if_empty(self) -> None:
+        """Undo ``create`` of a new warehouse, unless another writer has put something in it."""
+        try:
+            if any(any((self.root / sub).iterdir()) for sub in ("_staging", "predictions", "metrics")):
+                return
+            shutil.rmtree(self.root)
+        except OSError:
+            pass
+
+
+def schemas() -> dict[str, dict[str, pl.DataType]]:
+    """Every view's zero-row schema file: view name -> schema."""
+    out = {**{v: s for v, (_, s) in SIDE.items()}, "predictions": _schema.PREDICTIONS}
+    for view in MATERIALISED:
+        keys = MATERIALISED_KEYS.get(view, _schema.CELL)
+        out[view] = {k: _schema.PREDICTIONS[k] for k in keys}
+    return out
+
+
+def _schema_problem(path: Path, schema: dict[str, pl.DataType]) -> str | None:
+    """Why the schema file at ``path`` is not right (missing, unreadable, other columns)."""
+    if not path.exists():
+        return "missing"
+    try:
+        found = pl.read_parquet_schema(path)
+    except Exception as exc:  # polars raises several kinds for a damaged file
+        return f"unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+    if dict(found) != schema:
+        return "holds other columns or types than the code expects"
+    return None
+
+
+def _cannot_write(root: Path, exc: OSError) -> str:
+    where = f" ({exc.filename})" if exc.filename else ""
+    return f"cannot write to warehouse {root}: {exc.strerror or exc}{where}; nothing was changed"
+
+
+def _identities(sources: dict[str, list[str]]) -> list[tuple[int, int] | None]:
+    """Each source file's (inode, modification time), None where it is gone: a replace that
+    swapped a study away and back under a query changes them even if the names are equal."""
+    out = []
+    for files in sources.values():
+        for file in files:
+            try:
+                st = os.stat(file)
+            except OSError:
+                out.append(None)
+                continue
+            out.append((st.st_ino, st.st_mtime_ns))
+    return out
+
+
+class _Failed(Exception):
+    """A query failed; `Warehouse.sql` decides whether the warehouse changed under it."""
+
+
+#: metrics/<this>/study=<S>.json: the checksums of one study's materialised tables.
+_METRICS_SUMS = "_checksums"
+
+
+class TableStaging:
+    """Materialised tables of one study written into ``_staging`` and published together."""
+
+    def __init__(self, warehouse: Warehouse, study: str) -> None:
+        self.warehouse = warehouse
+        self.study = study
+        self.base = _new_staging_folder(warehouse.root, "tables")
+        self.written: dict[str, Path] = {}
+
+    def write(self, view: str, frame: pl.DataFrame) -> None:
+        folder = MATERIALISED[view]
+        path = self.base / f"{folder}.parquet"
+        frame.write_parquet(path, compression="zstd")
+        self.written[folder] = path
+
+    def publish(self) -> None:
+        """Move every staged table over its previous version, then record the checksums of
+        the study's tables (`relcol check` verifies them)."""
+        metrics = self.warehouse.root / "metrics"
+        sums = {}
+        for folder, path in self.written.items():
+            _files.fsync_file(path)
+            sums[f"{folder}/study={self.study}.parquet"] = _files.sha256(path)
+        record = metrics / _METRICS_SUMS / f"study={self.study}.json"
+        if record.exists():
+            try:
+                sums = _files.read_checksums(record) | sums
+            except ValueError:
+                pass
+        for folder, path in self.written.items():
+            (metrics / folder).mkdir(parents=True, exist_ok=True)
+            os.replace(path, metrics / folder / f"study={self.study}.parquet")
+            _files.fsync_dir(metrics / folder)
+        record.parent.mkdir(exist_ok=True)
+        text = json.dumps({"sha256": sums}, indent=1, sort_keys=True) + "\n"
+        _atomic_write_text(record, text)
+
+    def discard(self) -> None:
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _new_staging_folder(root: Path, kind: str) -> Path:
+    """A new folder under ``_staging`` whose name tells this host and process (``recover``
+    removes it once the process is gone)."""
+    base = root / "_staging" / _files.owned_name(f"{kind}-")
+    base.mkdir()
+    return base
 
 
 class Staging:
@@ -290,10 +610,9 @@ class Staging:
         self.warehouse = warehouse
         self.study = study
         self.run_id = check_name(run_id, "run id")
-        self.base = warehouse.root / "_staging" / f"{run_id}-{secrets.token_hex(4)}"
+        self.base = _new_staging_folder(warehouse.root, self.run_id)
         self.folder = self.base / f"study={study}" / f"run_id={self.run_id}"
         self.folder.mkdir(parents=True)
-        (self.base / "_owner").write_text(f"{socket.gethostname()}:{os.getpid()}")
         self.parts = 0
         self.rows = 0
 
@@ -335,23 +654,42 @@ class Staging:
         self.write_side("runs", pl.DataFrame(record, schema=_schema.RUNS))
 
     def commit(self, *, replace: bool) -> None:
+        """Publish the staged study: checksums recorded, every file and folder fsynced, then
+        one rename (or, with ``replace``, one atomic swap with the committed study)."""
         target = self.warehouse.study_dir(self.study)
         source = self.base / f"study={self.study}"
-        trash = None
+        _files.write_checksums(self.folder)
+        _files.fsync_tree(source)
         if replace and target.exists():
-            trash = self.base / "_replaced"
-            os.rename(target, trash)
+            self._swap(source, target)
+        else:
+            try:
+                os.rename(source, target)
+            except OSError:
+                raise WarehouseError(
+                    f"study {self.study!r} was committed to {self.warehouse.root} by another "
+                    "ingest meanwhile; nothing was written"
+                ) from None
+        _files.fsync_dir(target.parent)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def _swap(self, source: Path, target: Path) -> None:
+        """Put ``source`` at ``target`` and the old study into staging (removed afterwards):
+        in one step where the system can; else in two renames, the old study first moved to
+        ``_replaced``, where ``recover`` finds an interrupted swap and completes it."""
+        if _files.exchange(source, target):
+            return
+        trash = self.base / "_replaced" / target.name
+        trash.parent.mkdir()
+        _files.fsync_dir(self.base)
+        os.rename(target, trash)
         try:
             os.rename(source, target)
-        except OSError:
-            if trash is not None:
-                os.rename(trash, target)
-            self.discard()
+        except OSError:  # another ingest committed the study in between: keep theirs
             raise WarehouseError(
-                f"study {self.study!r} was committed to {self.warehouse.root} by another ingest meanwhile; "
-                "nothing was written"
+                f"study {self.study!r} was committed to {self.warehouse.root} by another "
+                "ingest meanwhile; nothing was written"
             ) from None
-        shutil.rmtree(self.base, ignore_errors=True)
 
     def discard(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
@@ -365,15 +703,11 @@ def write_part_file(frame: pl.DataFrame, path: Path) -> int:
 
 
 def _atomic_write_parquet(path: Path, frame: pl.DataFrame) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    frame.write_parquet(tmp, compression="zstd")
-    os.replace(tmp, path)
+    _files.write_atomic(path, lambda tmp: frame.write_parquet(tmp, compression="zstd"))
 
 
 def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    _files.write_atomic(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _alive(pid: int) -> bool:

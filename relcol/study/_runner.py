@@ -112,6 +112,7 @@ def run_study(
     the commit publishes them together. The rows do not depend on either.
     """
     check_backend(backend, jobs)
+    warehouse.writable()  # before the work, not after it
     started, clock = datetime.now(UTC), time.perf_counter()
     datasets = [
         load_dataset(spec, test_size=study.test_size, split_seed=study.split_seed, base=study.base)

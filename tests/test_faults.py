@@ -1,0 +1,412 @@
+"""Nothing lost at any crash point: SIGKILL injected at every file-system step of an ingest
+and of a replace (tests/faults.py), checksums that find damage (`relcol check`), and
+writes that publish nothing unless everything succeeded."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+import relcol
+from relcol.errors import InputError, OutputError, WarehouseError
+from relcol.store import Warehouse
+from tests.conftest import TESTS
+from tests.test_sandbox import run_cli, small_predictions, snapshot
+
+
+class Injector:
+    """tests/faults.py running beside the test: one forked ingest per ``trial``."""
+
+    def __init__(self, root: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(TESTS / "faults.py"), str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=TESTS.parent,
+            env={**os.environ, "PYTHONPATH": str(TESTS.parent)},
+        )
+
+    def trial(self, kill_at: int, mode: str, name: str, rows: int) -> dict:
+        self.proc.stdin.write(f"{kill_at} {mode} {name} {rows}\n")
+        self.proc.stdin.flush()
+        return json.loads(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def rows_by_study(wh: Warehouse) -> dict[str, int]:
+    counts = wh.sql("SELECT study, count(*) AS n FROM predictions GROUP BY ALL")
+    return dict(counts.iter_rows())
+
+
+@pytest.mark.parametrize("mode", ["replace", "fallback"])
+def test_a_replace_killed_at_any_step_keeps_the_old_study_or_the_new_one_whole(tmp_path, mode):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(small_predictions(200), wh, name="s", model="m")
+    injector = Injector(wh.root)
+    outcomes, kill_at, current = [], 1, 200
+    try:
+        while True:
+            new = 201 + kill_at
+            result = injector.trial(kill_at, mode, "s", new)
+            if not result["killed"]:
+                assert result["code"] == 0
+                break
+            if mode == "replace":
+                # the swap is one step: the study is never absent, even before recovery
+                assert rows_by_study(wh)["s"] in (current, new)
+            wh.recover()  # what the next write does first
+            rows = rows_by_study(wh)
+            assert rows == {"s": rows["s"]} and rows["s"] in (current, new), (kill_at, rows)
+            outcomes.append(rows["s"] == new)
+            current = rows["s"]
+            check = wh.check()
+            assert check.problems == [], (kill_at, check.problems)
+            assert list((wh.root / "_staging").iterdir()) == []
+            kill_at += 1
+    finally:
+        injector.close()
+    assert rows_by_study(wh) == {"s": 201 + kill_at}
+    # kills landed before the swap (old kept) and after it (new kept), never in between
+    assert outcomes.count(False) >= 1 and outcomes.count(True) >= 1
+    assert outcomes == sorted(outcomes)
+    assert kill_at >= 5  # every step was hit: the probe, the swap, the clean-up of the old files
+
+
+def test_an_ingest_killed_at_any_step_commits_all_of_it_or_nothing(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(small_predictions(200), wh, name="base", model="m")
+    injector = Injector(wh.root)
+    kill_at = 1
+    try:
+        while True:
+            result = injector.trial(kill_at, "new", f"new{kill_at}", 250)
+            if not result["killed"]:
+                break
+            wh.recover()
+            rows = rows_by_study(wh)
+            assert rows.pop("base") == 200
+            assert set(rows.values()) <= {250}, rows
+            assert wh.check().problems == []
+            assert list((wh.root / "_staging").iterdir()) == []
+            kill_at += 1
+    finally:
+        injector.close()
+    assert rows_by_study(wh)[f"new{kill_at}"] == 250
+    assert kill_at >= 3
+
+
+@pytest.fixture
+def reported(tmp_path):
+    """A warehouse with one small study and its materialised tables (a report was made)."""
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(small_predictions(200), wh, name="small", model="m")
+    relcol.report(wh, study="small", out=tmp_path / "report", bootstrap=0)
+    return wh
+
+
+def test_check_finds_flipped_bytes_in_a_part_and_names_it(reported):
+    wh = reported
+    clean = run_cli("check", "--warehouse", str(wh.root))
+    assert clean.returncode == 0 and clean.stderr == ""
+    assert clean.stdout == "checked 13 files: intact\n"  # 9 schema, 3 of the ingest, 1 table
+    [part] = wh.root.glob("predictions/study=small/run_id=*/part-00000.parquet")
+    data = bytearray(part.read_bytes())
+    data[200:264] = bytes(b ^ 0xFF for b in data[200:264])  # 64 flipped bytes, as in the wild
+    part.write_bytes(bytes(data))
+    damaged = run_cli("check", "--warehouse", str(wh.root))
+    assert damaged.returncode == 2
+    relative = part.relative_to(wh.root)
+    assert damaged.stderr == (
+        f"damaged: {relative}: damaged (its checksum differs from the one recorded)\n"
+    )
+    assert damaged.stdout == "checked 13 files: 1 problem(s)\n"
+
+
+def test_check_names_missing_and_stray_files(reported):
+    wh = reported
+    [run] = wh.root.glob("predictions/study=small/run_id=*")
+    (run / "_classes.parquet").unlink()
+    (run / "part-00001.parquet").write_bytes((run / "part-00000.parquet").read_bytes())
+    problems = wh.check().problems
+    assert problems == [
+        f"{(run / '_classes.parquet').relative_to(wh.root)}: missing (it was committed)",
+        f"{(run / 'part-00001.parquet').relative_to(wh.root)}: not part of what was committed",
+    ]
+
+
+def test_an_ingest_from_before_checksums_is_a_note_not_damage(reported):
+    wh = reported
+    [run] = wh.root.glob("predictions/study=small/run_id=*")
+    (run / "_checksums.json").unlink()
+    result = wh.check()
+    assert result.problems == []
+    assert result.notes == [
+        f"{run.relative_to(wh.root)}: no checksums recorded (written by an older relcol); "
+        "not verified"
+    ]
+
+
+def test_a_truncated_materialised_table_is_one_line_and_report_rebuilds_it(reported, tmp_path):
+    wh = reported
+    table = wh.root / "metrics" / "calibration" / "study=small.parquet"
+    table.write_bytes(table.read_bytes()[:100])
+    with pytest.raises(WarehouseError) as failed:
+        wh.sql("SELECT count(*) AS n FROM report_calibration WHERE ece > 0")
+    assert str(failed.value).startswith("the materialised table report_calibration cannot be read")
+    assert str(table) in str(failed.value) and "\n" not in str(failed.value)
+    assert wh.sql("SELECT count(*) AS n FROM calibration")["n"][0] == 1  # the rest still works
+    assert [p.split(":")[0] for p in wh.check().problems] == [str(table.relative_to(wh.root))]
+    relcol.report(wh, study="small", out=tmp_path / "again", bootstrap=0)
+    assert wh.sql("SELECT count(*) AS n FROM report_calibration")["n"][0] == 1
+    assert wh.check().problems == []
+
+
+def test_a_truncated_schema_file_is_one_line_naming_it_and_report_rewrites_it(
+    reported, tmp_path
+):
+    wh = reported
+    schema = wh.root / "_schema" / "runs.parquet"
+    schema.write_bytes(schema.read_bytes()[:50])
+    done = run_cli("sql", "--warehouse", str(wh.root), "SELECT count(*) FROM predictions")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith("relcol: error: cannot read the warehouse:")
+    assert str(schema) in done.stderr and "relcol check" in done.stderr
+    relcol.report(wh, study="small", out=tmp_path / "again", bootstrap=0)
+    assert wh.check().problems == []
+    assert wh.sql("SELECT count(*) AS n FROM predictions")["n"][0] == 200
+
+
+def test_a_report_that_fails_late_publishes_nothing(reported, tmp_path, monkeypatch):
+    wh = reported
+    out = tmp_path / "report"
+    before = snapshot(wh.root), snapshot(out)
+    import relcol._api as api
+
+    def failing(folder, **_):
+        (Path(folder) / "index.html").write_text("half")
+        raise InputError("calibration: the table has no rows; there is nothing to report.")
+
+    monkeypatch.setattr(api, "write_report", failing)
+    with pytest.raises(InputError, match="no rows"):
+        relcol.report(wh, study="small", out=out, bootstrap=0)
+    assert (snapshot(wh.root), snapshot(out)) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report", "wh"]  # no staging left
+
+
+def test_a_full_disk_during_report_is_one_line_and_changes_nothing(reported, tmp_path, monkeypatch):
+    wh = reported
+    out = tmp_path / "report"
+    before = snapshot(wh.root), snapshot(out)
+    import errno
+
+    import polars as pl
+
+    written = []
+    original = pl.DataFrame.write_parquet
+
+    def filling(self, path, *args, **kwargs):
+        written.append(path)
+        if len(written) == 3:  # the disk fills up part-way through the report's files
+            original(self.head(0), path, *args, **kwargs)
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return original(self, path, *args, **kwargs)
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", filling)
+    with pytest.raises(OutputError, match=r"No space left on device .*; nothing was changed"):
+        relcol.report(wh, study="small", out=out, bootstrap=0)
+    assert (snapshot(wh.root), snapshot(out)) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report", "wh"]
+    assert list((wh.root / "_staging").iterdir()) == []
+
+
+def test_an_unwritable_out_fails_before_any_work_and_changes_nothing(reported, tmp_path):
+    wh = reported
+    before = snapshot(wh.root)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    done = run_cli(
+        "report", "--warehouse", str(wh.root), "--out", str(blocker / "out"), "--bootstrap", "0"
+    )
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"relcol: error: cannot write the report to {blocker / 'out'}")
+    assert snapshot(wh.root) == before
+    assert blocker.read_text() == "not a folder"
+
+
+def test_a_failed_first_ingest_leaves_no_warehouse_behind(tmp_path, monkeypatch):
+    from relcol.store._warehouse import Staging
+
+    def failing(self, **_):
+        raise InputError("a failure after the first part was written")
+
+    monkeypatch.setattr(Staging, "write_run", failing)
+    target = tmp_path / "new" / "wh"
+    with pytest.raises(InputError):
+        relcol.ingest_predictions(small_predictions(), target, name="s", model="m")
+    assert not target.exists()
+    done = run_cli("ingest", "--predictions", str(tmp_path / "missing.csv"), "--warehouse", str(target))
+    assert done.returncode == 2
+    assert not target.exists()
+
+
+@contextmanager
+def read_only(root: Path):
+    """``root`` and everything in it unwritable, for root too (``chattr +i``) where needed."""
+    if os.geteuid() != 0:
+        paths = [root, *root.rglob("*")]
+        modes = {p: p.stat().st_mode for p in paths}
+        for p in paths:
+            p.chmod(modes[p] & ~0o222)
+        try:
+            yield
+        finally:
+            for p in reversed(paths):
+                p.chmod(modes[p])
+        return
+    if shutil.which("chattr") is None or subprocess.run(
+        ["chattr", "-R", "+i", str(root)], capture_output=True
+    ).returncode:
+        pytest.skip("cannot make a folder read-only for root here (chattr +i)")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-R", "-i", str(root)], check=True)
+
+
+def test_a_read_only_warehouse_is_read_but_every_write_is_one_line(reported, tmp_path):
+    wh = reported
+    csv = tmp_path / "more.csv"
+    small_predictions(50).write_csv(csv)
+    before = snapshot(wh.root)
+    where = ["--warehouse", str(wh.root)]
+    with read_only(wh.root):
+        # reading needs no write: the query's spill folder is private, elsewhere
+        assert run_cli("sql", *where, "SELECT count(*) FROM predictions", "--format", "csv").stdout == (
+            "count_star()\n200\n"
+        )
+        assert run_cli("check", *where).returncode == 0
+        for command in (
+            ["report", "--out", str(tmp_path / "out"), "--bootstrap", "0"],
+            ["ingest", "--predictions", str(csv), "--name", "more"],
+            ["recalibrate", "--study", "small", "--method", "temperature"],
+        ):
+            done = run_cli(*command, *where)
+            assert done.returncode == 2, (command, done.stderr)
+            assert done.stderr.startswith(f"relcol: error: cannot write to warehouse {wh.root}: ")
+            assert done.stderr.count("\n") == 1 and done.stderr.endswith("nothing was changed\n")
+    assert snapshot(wh.root) == before
+    assert not (tmp_path / "out").exists()
+
+
+@contextmanager
+def small_disk(path: Path, size: str):
+    """A tmpfs of ``size`` at ``path`` (root only; skipped where it cannot be mounted)."""
+    path.mkdir()
+    if os.geteuid() != 0 or subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+    ).returncode:
+        pytest.skip("cannot mount a small file system here")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", str(path)], check=True)
+
+
+def test_a_really_full_disk_is_one_line_for_report_and_ingest(reported, tmp_path):
+    wh = reported
+    before = snapshot(wh.root)
+    with small_disk(tmp_path / "disk", "64k") as disk:
+        done = run_cli(
+            "report", "-q", "--warehouse", str(wh.root), "--out", str(disk / "out"), "--bootstrap", "0"
+        )
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "No space left on device; nothing was changed" in done.stderr
+        assert list(disk.iterdir()) == []
+        assert snapshot(wh.root) == before
+        # an ingest into a warehouse on the full disk: its parts do not fit
+        csv = tmp_path / "big.csv"
+        small_predictions(20_000).write_csv(csv)
+        done = run_cli("ingest", "--predictions", str(csv), "--warehouse", str(disk / "wh"))
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert "No space left on device" in done.stderr
+        assert list(disk.iterdir()) == []  # the new warehouse was removed again
+
+
+def test_ctrl_c_at_any_moment_of_a_report_exits_130_and_leaves_nothing_half_written(
+    reported, tmp_path
+):
+    wh = reported
+    before = snapshot(wh.root)
+    interrupted = 0
+    for trial, delay in enumerate((0.0, 1.0, 2.5, 4.0)):
+        out = tmp_path / f"out{trial}"
+        command = ["report", "-q", "--warehouse", str(wh.root), "--out", str(out)]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "relcol.cli", *command, "--bootstrap", "3000"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob(f".out{trial}.*.partial")) and time.monotonic() < deadline:
+            time.sleep(0.05)  # until the report has started (its staging folder is there)
+        time.sleep(delay)
+        if proc.poll() is not None:  # finished before the signal: not a trial
+            continue
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        interrupted += 1
+        assert proc.returncode == 130, (delay, err)
+        assert "Traceback" not in err and err.strip().endswith("relcol: aborted"), err
+        assert list((wh.root / "_staging").iterdir()) == []
+        assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+        if not out.exists():  # interrupted before publishing: not a byte changed
+            assert snapshot(wh.root) == before
+        else:  # after: the report is whole
+            assert (out / "index.html").exists()
+    assert interrupted >= 2
+
+
+def test_readers_during_repeated_replaces_always_see_one_whole_version(tmp_path):
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(small_predictions(100), wh, name="race", model="m100")
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import relcol, sys, time\n"
+            "from tests.test_sandbox import small_predictions\n"
+            "for i in range(8):\n"
+            "    time.sleep(1.5)\n"
+            "    n = (150, 100)[i % 2]\n"
+            "    relcol.ingest_predictions(\n"
+            "        small_predictions(n), sys.argv[1], name='race', model=f'm{n}', replace=True\n"
+            "    )\n",
+            str(wh.root),
+        ],
+        cwd=TESTS.parent,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen = set()
+    while writer.poll() is None:
+        assert wh.require_study("race") == "race"
+        rows = wh.sql("SELECT model, count(*) AS n FROM predictions WHERE study = 'race' GROUP BY ALL")
+        # one run's rows, never a mix of two runs' files, never none
+        assert rows.height == 1 and rows.row(0) in {("m100", 100), ("m150", 150)}, rows
+        seen.add(rows.row(0))
+    assert writer.returncode == 0, writer.stderr.read()
+    assert len(seen) == 2  # the reads did overlap the replaces
