@@ -188,8 +188,8 @@ def test_materialised_views_after_a_report(reported):
     assert wh.sql("SELECT count(*) AS n FROM report_thresholds")["n"][0] > 0
     trends = wh.sql("SELECT * FROM report_trends WHERE metric = 'gap'")
     assert {"spearman_rho", "p_value", "rho_lo", "rho_hi", "points"} <= set(trends.columns)
-    cal = wh.sql("SELECT ece, ece_lo, ece_hi, bootstrap FROM report_calibration")
-    assert (cal["ece_lo"] <= cal["ece_hi"]).all() and (cal["bootstrap"] == 200).all()
+    cal = wh.sql("SELECT gap, gap_lo, gap_hi, bootstrap FROM report_calibration")
+    assert (cal["gap_lo"] <= cal["gap_hi"]).all() and (cal["bootstrap"] == 200).all()
     diffs = wh.sql(
         "SELECT DISTINCT contrast FROM report_differences WHERE metric = 'accuracy' ORDER BY 1"
     )
