@@ -42,9 +42,8 @@ def test_every_metric_either_prints_an_interval_or_says_why_not():
     assert all(len(reason) > 20 for reason in NO_INTERVAL.values())
 
 
-@pytest.mark.parametrize("name", ["overconfident", "crossing"])
-def test_the_truth_is_the_law_in_a_very_large_sample(name):
-    law = LAWS[name]
+def test_the_truth_is_the_law_in_a_very_large_sample():
+    law = LAWS["overconfident"]
     truth = law.truth()
     rows = simulate_studies(1, 1_000_000, law=law, seed=11)
     tables = metric_tables(rows, CELL, draws=10)

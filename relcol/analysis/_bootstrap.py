@@ -39,17 +39,24 @@ against exact replicates in ``tests/test_bootstrap.py``).
   reweights the rows of each bin rather than re-binning the resample, so ACE's interval is
   conditional on the bins, like every equal-width metric's.
 - ECE − ECE₀ (``ece_excess``): ECE₀ depends on the confidences only; it is held at its
-  point estimate, so the replicate is ECE_b − ECE₀ and the interval is ECE's shifted by
-  ECE₀. ``ece_null``, ``ece_pvalue``, ``classwise_ece`` and ``n`` get no interval.
+  point estimate, so the replicate is ECE_b − ECE₀.
+- Which metrics print an interval: ``INTERVAL_METRICS``, those whose realised coverage
+  ``relcol.analysis.coverage_study`` verifies; ``NO_INTERVAL`` lists the others with the
+  reason (an estimator biased by about its interval's width). ``ece_null``,
+  ``ece_pvalue``, ``classwise_ece`` and ``n`` have no replicates.
 - Percentile interval [Q_{α/2}, Q_{1−α/2}] over the replicates in which the metric is
   defined (numpy's linear quantile, Hyndman–Fan type 7); null when fewer than half of the
-  replicates define it (an AUROC of a cell with one wrong row, say).
+  replicates define it (an AUROC of a cell with one wrong row, say). |Δ| gets the image of
+  Δ's interval under |·| (``metric_interval``).
+- A bin's accuracy gets a Wilson score interval on the bin's distinct test samples
+  (``bin_intervals``), none below ``MIN_BIN_SAMPLES`` samples.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -137,10 +144,12 @@ NO_INTERVAL: Mapping[str, str] = {
 INTERVAL_METRICS = tuple(
     name for names in TABLES.values() for name in names if name not in NO_INTERVAL
 )
-#: Per-bin accuracy intervals: ``"wilson"`` (Wilson score on the bin's distinct samples)
-#: or ``"percentile"`` (the bootstrap's), only for bins with this many distinct samples.
-BIN_INTERVAL = "wilson"
-MIN_BIN_SAMPLES = 1
+#: Metrics whose interval is the bias-corrected percentile interval (``metric_interval``).
+BIAS_CORRECTED = ("fpr_at_95tpr",)
+#: A bin's accuracy gets an interval (Wilson score on its distinct test samples) from this
+#: many samples on: Wilson covers in bins of every size (README, "Coverage, verified"), but
+#: below 5 samples it spans most of [0, 1] and says nothing.
+MIN_BIN_SAMPLES = 5
 #: Metrics with per-seed values (ACE and the ECE₀ family need a pooled cell).
 SEED_METRICS = (*WIDTH_METRICS, *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
 
@@ -1163,9 +1172,18 @@ def metric_interval(
     - ``abs_gap``: the image of Δ's percentile interval under |·| ([0, max |end|] when it
       holds 0): |Δ| lies in it whenever Δ lies in Δ's interval, also at Δ = 0, where the
       percentile interval of |Δ| itself never reaches 0.
+    - ``fpr_at_95tpr``: the bias-corrected percentile interval, the percentile interval
+      moved by −2b with b = mean(replicates) − estimate, clipped to [0, 1] (the percentile
+      interval of this point of the discrete ROC curve is conservative: 0.96–0.98).
     - every other metric: the percentile interval of its replicates.
     """
     values = replicates.values
+    if metric in BIAS_CORRECTED:
+        lo, hi = percentile_interval(values[metric], alpha)
+        with np.errstate(invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a cell without replicates
+            shift = 2 * (np.nanmean(values[metric], axis=1) - replicates.points[metric])
+        return np.clip(lo - shift, 0.0, 1.0), np.clip(hi - shift, 0.0, 1.0)  # a rate
     if metric == "abs_gap":
         lo, hi = percentile_interval(values["gap"], alpha)
         inside = (lo <= 0) & (hi >= 0)
@@ -1176,18 +1194,17 @@ def metric_interval(
 
 def bin_intervals(replicates: Replicates, alpha: float = ALPHA) -> pl.DataFrame:
     """Per cell × binning × bin: ``samples`` (the distinct test samples with a row in the
-    bin) and ``accuracy_lo``/``accuracy_hi``, the interval of the bin's accuracy by
-    ``BIN_INTERVAL`` (null for a bin with fewer than ``MIN_BIN_SAMPLES`` samples, and for
-    an empty one). Join on the cell keys, ``binning`` and ``bin`` to ``calibration_bins``."""
+    bin) and ``accuracy_lo``/``accuracy_hi``, the Wilson score interval of the bin's accuracy
+    on its samples (each sample counted once, whatever its seeds and repeats); null for a
+    bin with fewer than ``MIN_BIN_SAMPLES`` samples. The bootstrap's percentile interval of
+    a bin's accuracy undercovers (README, "Coverage, verified"). Join on the cell keys,
+    ``binning`` and ``bin`` to ``calibration_bins``."""
     frames = []
     for binning, values in replicates.bins.items():
-        n_cells, bins, count = values.shape
+        bins = values.shape[1]
         samples = replicates.bin_samples[binning].reshape(-1)
         accuracy = replicates.bin_accuracy[binning].reshape(-1)
-        if BIN_INTERVAL == "wilson":
-            lo, hi = proportion_interval(accuracy, samples, alpha)
-        else:
-            lo, hi = percentile_interval(values.reshape(n_cells * bins, count), alpha)
+        lo, hi = proportion_interval(accuracy, samples, alpha)
         enough = samples >= MIN_BIN_SAMPLES
         frames.append(
             replicates.cells.join(
