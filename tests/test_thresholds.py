@@ -162,13 +162,15 @@ def test_report_tables_carry_intervals_trends_and_thresholds(reported):
     wh, result = reported
     tables = relcol._api.report_tables(wh, "tiny", bootstrap=200, seed=3)
     calibration = tables["calibration"]
-    for name in ("accuracy", "gap", "ece", "ace", "brier", "nll_top", "ece_excess"):
+    for name in ("accuracy", "gap", "abs_gap", "brier", "nll_top"):
         assert {f"{name}_lo", f"{name}_hi"} <= set(calibration.columns), name
+    for name in ("ece", "ace", "mce", "ece_excess"):  # descriptive: NO_INTERVAL
+        assert f"{name}_lo" not in calibration.columns, name
     assert {"gap_sd", "gap_min", "gap_max"} <= set(calibration.columns)
     assert {"auroc_lo", "fpr_at_95tpr_hi", "cohens_d_lo"} <= set(tables["discrimination"].columns)
     assert {"aurc_lo", "e_aurc_hi"} <= set(tables["selective"].columns)
     assert {"accuracy_lo", "accuracy_hi"} <= set(tables["calibration_bins"].columns)
-    assert tables["reliability"]["interval"].unique().to_list() == ["bootstrap"]
+    assert tables["reliability"]["interval"].unique().to_list() == ["wilson"]
     inside = (calibration["gap_lo"] <= calibration["gap"]) & (
         calibration["gap"] <= calibration["gap_hi"]
     )
