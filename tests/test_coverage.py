@@ -107,8 +107,8 @@ def test_a_small_coverage_study_reports_every_metric():
 
 
 #: The decisive settings (the full table is the benchmark's): every calibration error is 0
-#: for the calibrated law, the crossing law has a small error hidden by cancellation, and
-#: the overconfident law at n = 100 has sparse bins and skewed replicates.
+#: for the calibrated law, the crossing law's is small (0.043, of the order of ECE's floor),
+#: and the overconfident law at n = 100 has sparse bins and skewed replicates.
 SETTINGS = [("calibrated", 300), ("crossing", 300), ("overconfident", 100)]
 
 

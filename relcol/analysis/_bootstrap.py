@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -144,8 +143,6 @@ NO_INTERVAL: Mapping[str, str] = {
 INTERVAL_METRICS = tuple(
     name for names in TABLES.values() for name in names if name not in NO_INTERVAL
 )
-#: Metrics whose interval is the bias-corrected percentile interval (``metric_interval``).
-BIAS_CORRECTED = ("fpr_at_95tpr",)
 #: A bin's accuracy gets an interval (Wilson score on its distinct test samples) from this
 #: many samples on: Wilson covers in bins of every size (README, "Coverage, verified"), but
 #: below 5 samples it spans most of [0, 1] and says nothing.
@@ -1172,18 +1169,9 @@ def metric_interval(
     - ``abs_gap``: the image of Δ's percentile interval under |·| ([0, max |end|] when it
       holds 0): |Δ| lies in it whenever Δ lies in Δ's interval, also at Δ = 0, where the
       percentile interval of |Δ| itself never reaches 0.
-    - ``fpr_at_95tpr``: the bias-corrected percentile interval, the percentile interval
-      moved by −2b with b = mean(replicates) − estimate, clipped to [0, 1] (the percentile
-      interval of this point of the discrete ROC curve is conservative: 0.96–0.98).
     - every other metric: the percentile interval of its replicates.
     """
     values = replicates.values
-    if metric in BIAS_CORRECTED:
-        lo, hi = percentile_interval(values[metric], alpha)
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a cell without replicates
-            shift = 2 * (np.nanmean(values[metric], axis=1) - replicates.points[metric])
-        return np.clip(lo - shift, 0.0, 1.0), np.clip(hi - shift, 0.0, 1.0)  # a rate
     if metric == "abs_gap":
         lo, hi = percentile_interval(values["gap"], alpha)
         inside = (lo <= 0) & (hi >= 0)

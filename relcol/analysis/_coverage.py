@@ -8,7 +8,7 @@ probability vector is spread evenly over the other K − 1 classes (for Brier an
 
 - ``overconfident``: lo = ¼, Beta(5, 2), g(c) = c^1.7 (overconfident everywhere);
 - ``crossing``: lo = ⅕, Beta(2.5, 1), g(c) = 0.05 + 0.88c (underconfident below
-  c ≈ 0.42, overconfident above);
+  c ≈ 0.42, overconfident above; Δ = ECE = 0.043, of the order of ECE's floor);
 - ``calibrated``: lo = ½, Beta(2, 1), g(c) = c (every calibration error 0).
 
 **The truth** of a metric is the population value of the same functional, by quadrature on
