@@ -36,8 +36,8 @@ against exact replicates in ``tests/test_bootstrap.py``).
 **Conventions** (documented in the README):
 
 - ACE: the equal-mass bins are fixed at the point estimate's assignment; a replicate
-  reweights the rows of each bin rather than re-binning the resample, so ACE's interval is
-  conditional on the bins, like every equal-width metric's.
+  reweights the rows of each bin rather than re-binning the resample, so ACE's replicates
+  are conditional on the bins, like every equal-width metric's.
 - ECE − ECE₀ (``ece_excess``): ECE₀ depends on the confidences only; it is held at its
   point estimate, so the replicate is ECE_b − ECE₀.
 - Which metrics print an interval: ``INTERVAL_METRICS``, those whose realised coverage
@@ -363,24 +363,18 @@ def bootstrap(
         name: np.concatenate([p.points[name] for p in parts]) if parts else np.empty(0)
         for name in names
     }
-    bin_accuracy = {
-        binning: np.concatenate([p.points[f"bin:{binning}"] for p in parts])
-        if parts
-        else np.empty((0, bins))
-        for binning in BINNINGS
-    }
-    bin_values = {
-        binning: np.concatenate([p.values[f"bin:{binning}"] for p in parts])
-        if parts
-        else np.empty((0, bins, replicates), dtype=np.float32)
-        for binning in BINNINGS
-    }
-    bin_samples = {
-        binning: np.concatenate([p.values[f"samples:{binning}"] for p in parts])
-        if parts
-        else np.empty((0, bins), dtype=np.int64)
-        for binning in BINNINGS
-    }
+
+    def per_bin(source: str, prefix: str, empty: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            binning: np.concatenate([getattr(p, source)[f"{prefix}:{binning}"] for p in parts])
+            if parts
+            else empty
+            for binning in BINNINGS
+        }
+
+    bin_accuracy = per_bin("points", "bin", np.empty((0, bins)))
+    bin_values = per_bin("values", "bin", np.empty((0, bins, replicates), dtype=np.float32))
+    bin_samples = per_bin("values", "samples", np.empty((0, bins), dtype=np.int64))
     seeds = pl.concat([p.seeds for p in parts]) if parts else _empty_seeds()
     seeds = (
         seeds.join(counts.select("cell", *keys), on="cell", how="left")

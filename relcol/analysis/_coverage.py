@@ -236,7 +236,7 @@ class CoverageResult:
         Metric → mean point estimate over the studies (its bias is this minus the truth).
     table
         One row per study: each metric's estimate, ``_lo``, ``_hi`` and ``_covered``.
-    bins
+    bin_table
         One row per study × binning × bin with rows: ``n``, ``accuracy``, its interval
         (``accuracy_lo``/``accuracy_hi``, the report's rule), the percentile interval of
         the bootstrap (``percentile_lo``/``percentile_hi``) and the ``truth``.
