@@ -23,6 +23,7 @@ from relcol.analysis import (
     with_intervals,
 )
 from relcol.analysis._bootstrap import (
+    MIN_BIN_SAMPLES,
     MOMENT_METRICS,
     POISSON_CDF,
     RANK_METRICS,
@@ -313,13 +314,19 @@ def test_with_intervals_places_bounds_and_spread_beside_each_metric():
     rows = frame_of(np.random.default_rng(7))
     result = bootstrap(rows, replicates=200)
     table = metrics.calibration(rows, CELL).collect()
-    out = with_intervals(table, result, metrics=("accuracy", "ece", "ece_excess"), spread=("ece",))
+    out = with_intervals(
+        table, result, metrics=("accuracy", "gap", "abs_gap", "ece", "ece_excess"), spread=("ece",)
+    )
     i = out.columns.index("ece")
-    assert out.columns[i + 1 : i + 6] == ["ece_lo", "ece_hi", "ece_sd", "ece_min", "ece_max"]
-    assert (out["ece_lo"] <= out["ece_hi"]).all()
+    # ECE is descriptive (NO_INTERVAL): its per-seed spread, no interval
+    assert out.columns[i + 1 : i + 4] == ["ece_sd", "ece_min", "ece_max"]
+    assert not {"ece_lo", "ece_excess_lo", "ece_excess_hi"} & set(out.columns)
     assert ((out["accuracy_lo"] <= out["accuracy"]) & (out["accuracy"] <= out["accuracy_hi"])).all()
-    shifted = out["ece_lo"] - out["ece_null"]
-    assert (out["ece_excess_lo"] - shifted).abs().max() < 1e-15
+    # |Δ|'s interval is the image of Δ's under |·|
+    lo, hi = out["gap_lo"].to_numpy(), out["gap_hi"].to_numpy()
+    folded_lo = np.where((lo <= 0) & (hi >= 0), 0.0, np.minimum(abs(lo), abs(hi)))
+    np.testing.assert_array_equal(out["abs_gap_lo"].to_numpy(), folded_lo)
+    np.testing.assert_array_equal(out["abs_gap_hi"].to_numpy(), np.maximum(abs(lo), abs(hi)))
     assert out.height == table.height and out.select(CELL).equals(table.select(CELL))
     spread = [c for c in out.columns if c.endswith(("_sd", "_min", "_max"))]
     assert spread == ["ece_sd", "ece_min", "ece_max"]
@@ -333,18 +340,32 @@ def test_with_intervals_places_bounds_and_spread_beside_each_metric():
     ]
 
 
-def test_per_bin_intervals_cover_the_bins_of_calibration_bins():
+def test_per_bin_intervals_are_wilson_on_the_bins_distinct_samples():
     rows = frame_of(np.random.default_rng(8))
     result = bootstrap(rows, replicates=200, bins=10)
     bins = metrics.calibration_bins(rows, CELL, bins=10).collect()
-    joined = bins.with_columns(binning=pl.lit("width")).join(
-        bin_intervals(result), on=[*CELL, "binning", "bin"], nulls_equal=True
+    samples = (
+        rows.with_columns(bin=metrics.bin_index(bins=10))
+        .group_by(*CELL, "bin")
+        .agg(expected=pl.col("sample_id").n_unique())
+    )
+    joined = (
+        bins.with_columns(binning=pl.lit("width"))
+        .join(bin_intervals(result), on=[*CELL, "binning", "bin"], nulls_equal=True)
+        .join(samples, on=[*CELL, "bin"], nulls_equal=True)
     )
     assert joined.height == bins.height
-    inside = (joined["accuracy_lo"] <= joined["accuracy"] + 1e-12) & (
-        joined["accuracy"] <= joined["accuracy_hi"] + 1e-12
-    )
-    assert inside.mean() > 0.95
+    assert (joined["samples"] == joined["expected"]).all()
+    enough = joined.filter(pl.col("samples") >= MIN_BIN_SAMPLES)
+    few = joined.filter(pl.col("samples") < MIN_BIN_SAMPLES)
+    assert enough.height > 0 and few["accuracy_lo"].null_count() == few.height
+    # Wilson by hand, z = Φ⁻¹(0.975), on the distinct samples (not the rows)
+    p, n = enough["accuracy"].to_numpy(), enough["samples"].to_numpy()
+    z = 1.959963984540054
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    np.testing.assert_allclose(enough["accuracy_lo"], np.clip(np.minimum(centre - half, p), 0, 1))
+    np.testing.assert_allclose(enough["accuracy_hi"], np.clip(np.maximum(centre + half, p), 0, 1))
 
 
 # Paired differences --------------------------------------------------------------------------

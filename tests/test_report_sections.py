@@ -22,6 +22,7 @@ from relcol.analysis._bins import (
     risk_coverage,
     with_stage,
 )
+from relcol.analysis._bootstrap import MIN_BIN_SAMPLES
 from relcol.analysis._headline import verdicts
 from relcol.metrics import selective, selective_curve
 from relcol.report import render_html, write_report
@@ -155,7 +156,7 @@ def test_intervals_appear_when_the_tables_carry_them(tables, meta):
 
 
 def _without_intervals(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.drop(c for c in frame.columns if c.endswith(("_lo", "_hi")))
+    return frame.drop(c for c in frame.columns if c.endswith(("_lo", "_hi")) or c == "samples")
 
 
 def test_reliability_uses_the_bootstrap_bins_when_present(tables):
@@ -170,6 +171,11 @@ def test_reliability_uses_the_bootstrap_bins_when_present(tables):
         {"calibration": tables["calibration"], "reliability": boot}, meta={"bins": 10}
     )
     assert "95% paired-bootstrap intervals" in html
+    # the statistical layer's: Wilson on each bin's distinct samples, none in small bins
+    layer = reliability_bins(tables["calibration_bins"])
+    assert set(layer["interval"]) == {"wilson"}
+    small = layer.filter(pl.col("effective_n") < MIN_BIN_SAMPLES)
+    assert small["accuracy_lo"].null_count() == small.height
 
 
 def test_wilson_intervals_count_each_sample_once(tiny_warehouse, tables):

@@ -223,13 +223,15 @@ def test_report_tables_carry_intervals_trends_and_thresholds(reported):
     wh, result = reported
     tables = relcol._api.report_tables(wh, "tiny", bootstrap=200, seed=3)
     calibration = tables["calibration"]
-    for name in ("accuracy", "gap", "ece", "ace", "brier", "nll_top", "ece_excess"):
+    for name in ("accuracy", "gap", "abs_gap", "brier", "nll_top"):
         assert {f"{name}_lo", f"{name}_hi"} <= set(calibration.columns), name
+    for name in ("ece", "ace", "mce", "ece_excess"):  # descriptive: NO_INTERVAL
+        assert f"{name}_lo" not in calibration.columns, name
     assert {"gap_sd", "gap_min", "gap_max"} <= set(calibration.columns)
     assert {"auroc_lo", "fpr_at_95tpr_hi", "cohens_d_lo"} <= set(tables["discrimination"].columns)
     assert {"aurc_lo", "e_aurc_hi"} <= set(tables["selective"].columns)
     assert {"accuracy_lo", "accuracy_hi"} <= set(tables["calibration_bins"].columns)
-    assert tables["reliability"]["interval"].unique().to_list() == ["bootstrap"]
+    assert tables["reliability"]["interval"].unique().to_list() == ["wilson"]
     inside = (calibration["gap_lo"] <= calibration["gap"]) & (
         calibration["gap"] <= calibration["gap_hi"]
     )
@@ -250,8 +252,8 @@ def test_materialised_views_after_a_report(reported):
     assert wh.sql("SELECT count(*) AS n FROM report_thresholds")["n"][0] > 0
     trends = wh.sql("SELECT * FROM report_trends WHERE metric = 'gap'")
     assert {"spearman_rho", "p_value", "rho_lo", "rho_hi", "points"} <= set(trends.columns)
-    cal = wh.sql("SELECT ece, ece_lo, ece_hi, bootstrap FROM report_calibration")
-    assert (cal["ece_lo"] <= cal["ece_hi"]).all() and (cal["bootstrap"] == 200).all()
+    cal = wh.sql("SELECT gap, gap_lo, gap_hi, bootstrap FROM report_calibration")
+    assert (cal["gap_lo"] <= cal["gap_hi"]).all() and (cal["bootstrap"] == 200).all()
     diffs = wh.sql(
         "SELECT DISTINCT contrast FROM report_differences WHERE metric = 'accuracy' ORDER BY 1"
     )

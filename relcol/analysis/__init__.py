@@ -20,7 +20,7 @@ from relcol.analysis._bootstrap import (
     with_intervals,
 )
 from relcol.analysis._corruptions import realised_rates
-from relcol.analysis._coverage import CoverageResult, coverage_study, simulate_studies
+from relcol.analysis._coverage import LAWS, CoverageResult, Law, coverage_study, simulate_studies
 from relcol.analysis._degradation import degradation_summary, worst_gaps
 from relcol.analysis._multilabel import multilabel_bins, multilabel_calibration, multilabel_pairs
 from relcol.analysis._nulls import (
@@ -46,9 +46,11 @@ from relcol.analysis._trends import spearman, spearman_rows, trends
 
 __all__ = [
     "DEGRADING",
+    "LAWS",
     "METHODS",
     "NULLS",
     "CoverageResult",
+    "Law",
     "RecalibrationMap",
     "Replicates",
     "TrafficLight",

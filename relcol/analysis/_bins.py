@@ -6,9 +6,10 @@ keeps the cell keys of METRICS.md §11, so every figure can be redrawn from its 
 
 - ``reliability_bins``: the bins of ``calibration_bins`` at each curve's clean (smallest)
   and worst (largest) severity, with ``accuracy_lo``/``accuracy_hi``: the statistical
-  layer's paired-bootstrap columns when ``calibration_bins`` has them, else a Wilson score
-  interval on the bin's rows deflated by the cell's replicates per sample (rows of one
-  sample under several seeds and repeats are not independent draws).
+  layer's columns when ``calibration_bins`` has them (a Wilson score interval on the bin's
+  distinct test samples, none below ``MIN_BIN_SAMPLES``), else a Wilson score interval on
+  the bin's rows deflated by the cell's replicates per sample (rows of one sample under
+  several seeds and repeats are not independent draws).
 - ``confidence_histograms``: from the same equal-width bins, the share of right and of wrong
   predictions in each confidence bin (no extra pass over the rows).
 - ``risk_coverage``: ``selective_curve`` read at coverages 1/K, 2/K … 1, each as the risk at
@@ -59,8 +60,9 @@ def reliability_bins(
     ----------
     calibration_bins
         The ``calibration_bins`` table (both binnings; METRICS.md §11 names). When it has
-        ``accuracy_lo`` and ``accuracy_hi`` (the statistical layer's per-bin intervals),
-        those are kept and ``interval`` is ``"bootstrap"``.
+        ``accuracy_lo`` and ``accuracy_hi``, those are kept: with ``samples`` (the
+        statistical layer's Wilson intervals on each bin's distinct samples) ``interval`` is
+        ``"wilson"`` and ``effective_n`` the samples, otherwise ``"bootstrap"``.
     samples
         Cell keys plus ``samples``, the distinct test samples of each cell. Without it each
         row counts as one draw.
@@ -95,7 +97,11 @@ def reliability_bins(
     cell = [*KEYS, "binning"]
     frame = frame.with_columns(share=pl.col("n") / pl.col("n").sum().over(cell))
     given = {"accuracy_lo", "accuracy_hi"} <= set(frame.columns)
-    if given:
+    if given and "samples" in frame.columns:  # the statistical layer's: Wilson on samples
+        frame = frame.with_columns(
+            interval=pl.lit("wilson"), effective_n=pl.col("samples").cast(pl.Float64)
+        )
+    elif given:
         frame = frame.with_columns(
             interval=pl.lit("bootstrap"), effective_n=pl.lit(None, pl.Float64)
         )

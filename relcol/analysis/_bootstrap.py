@@ -36,14 +36,20 @@ against exact replicates in ``tests/test_bootstrap.py``).
 **Conventions** (documented in the README):
 
 - ACE: the equal-mass bins are fixed at the point estimate's assignment; a replicate
-  reweights the rows of each bin rather than re-binning the resample, so ACE's interval is
-  conditional on the bins, like every equal-width metric's.
+  reweights the rows of each bin rather than re-binning the resample, so ACE's replicates
+  are conditional on the bins, like every equal-width metric's.
 - ECE − ECE₀ (``ece_excess``): ECE₀ depends on the confidences only; it is held at its
-  point estimate, so the replicate is ECE_b − ECE₀ and the interval is ECE's shifted by
-  ECE₀. ``ece_null``, ``ece_pvalue``, ``classwise_ece`` and ``n`` get no interval.
+  point estimate, so the replicate is ECE_b − ECE₀.
+- Which metrics print an interval: ``INTERVAL_METRICS``, those whose realised coverage
+  ``relcol.analysis.coverage_study`` verifies; ``NO_INTERVAL`` lists the others with the
+  reason (an estimator biased by about its interval's width). ``ece_null``,
+  ``ece_pvalue``, ``classwise_ece`` and ``n`` have no replicates.
 - Percentile interval [Q_{α/2}, Q_{1−α/2}] over the replicates in which the metric is
   defined (numpy's linear quantile, Hyndman–Fan type 7); null when fewer than half of the
-  replicates define it (an AUROC of a cell with one wrong row, say).
+  replicates define it (an AUROC of a cell with one wrong row, say). |Δ| gets the image of
+  Δ's interval under |·| (``metric_interval``).
+- A bin's accuracy gets a Wilson score interval on the bin's distinct test samples
+  (``bin_intervals``), none below ``MIN_BIN_SAMPLES`` samples.
 """
 
 from __future__ import annotations
@@ -57,6 +63,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 import scipy.sparse as sparse
+from scipy import stats
 
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.errors import ParameterError
@@ -105,6 +112,42 @@ TABLES: Mapping[str, tuple[str, ...]] = {
     "discrimination": (*RANK_METRICS[:4], *MOMENT_METRICS),
     "selective": RANK_METRICS[4:],
 }
+#: Every metric the replicates hold.
+REPLICATED = (*WIDTH_METRICS, "ace", *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
+#: Metrics printed as a descriptive number only, and why: the estimator's bias is of the
+#: order of its interval, so its bootstrap interval misses the population value far more
+#: often than α (``relcol.analysis.coverage_study`` measures it; README, "Coverage,
+#: verified", has the table).
+NO_INTERVAL: Mapping[str, str] = {
+    "ece": "binned ECE sums |accₘ − confₘ|, whose noise is positive in every bin: a floor "
+    "of order √(M/n) above the population value that the resample adds again",
+    "mce": "a maximum over bins, set by the emptiest bins' noise",
+    "rmsce": "the root-mean-square of the binned gaps: the same floor as ECE",
+    "ace": "ECE on equal-mass bins: the same floor as ECE",
+    "ece_excess": "ECE₀ is the floor of a calibrated model; subtracting it over-corrects a "
+    "miscalibrated one, so the interval covers neither the population ECE nor a fixed "
+    "share of it",
+    "brier_reliability": "the plug-in square of the binned gaps (RMSCE²): biased upwards by "
+    "the bins' sampling variance",
+    "brier_resolution": "the spread of the per-bin accuracies includes their sampling "
+    "variance: biased upwards",
+    "ece_debiased": "Kumar et al.'s square is unbiased, but its root is not, and near a "
+    "calibration error of 0 (a parameter at its boundary) neither the percentile, the basic "
+    "(bootstrap truth = the plug-in square) nor a delta-method normal interval of the square "
+    "covers on every law",
+    "coverage_at_risk": "the largest coverage whose observed risk meets the target is a "
+    "maximum over the noisy risk–coverage curve: biased upwards, and positive where the "
+    "population has no such coverage",
+}
+#: Metrics printed with an interval (``<metric>_lo``/``<metric>_hi``), each realised
+#: coverage verified by ``relcol.analysis.coverage_study`` on every law of ``LAWS``.
+INTERVAL_METRICS = tuple(
+    name for names in TABLES.values() for name in names if name not in NO_INTERVAL
+)
+#: A bin's accuracy gets an interval (Wilson score on its distinct test samples) from this
+#: many samples on: Wilson covers in bins of every size (README, "Coverage, verified"), but
+#: below 5 samples it spans most of [0, 1] and says nothing.
+MIN_BIN_SAMPLES = 5
 #: Metrics with per-seed values (ACE and the ECE₀ family need a pooled cell).
 SEED_METRICS = (*WIDTH_METRICS, *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
 
@@ -226,7 +269,10 @@ class Replicates:
         B, the generator offset, and the rank metrics' level cap.
     bins
         Binning (``"width"``, ``"mass"``) → (cells × M × B) Float32 replicates of each bin's
-        accuracy (NaN where a replicate leaves the bin empty), for per-bin intervals.
+        accuracy (NaN where a replicate leaves the bin empty).
+    bin_samples, bin_accuracy
+        Binning → (cells × M): the distinct test samples with a row in each bin, and the
+        bin's accuracy (NaN for an empty bin), for the per-bin intervals.
     """
 
     cells: pl.DataFrame
@@ -237,6 +283,8 @@ class Replicates:
     seed: int
     levels: int
     bins: Mapping[str, np.ndarray] = field(default_factory=dict)
+    bin_samples: Mapping[str, np.ndarray] = field(default_factory=dict)
+    bin_accuracy: Mapping[str, np.ndarray] = field(default_factory=dict)
     keys: tuple[str, ...] = field(default=CELL)
 
 
@@ -305,7 +353,7 @@ def bootstrap(
         for start, length in chunk_spans(counts["n"].to_list(), chunk_rows)
         if length
     ]
-    names = (*WIDTH_METRICS, "ace", *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
+    names = REPLICATED
     values = {
         name: np.concatenate([p.values[name] for p in parts])
         if parts
@@ -316,19 +364,36 @@ def bootstrap(
         name: np.concatenate([p.points[name] for p in parts]) if parts else np.empty(0)
         for name in names
     }
-    bin_values = {
-        binning: np.concatenate([p.values[f"bin:{binning}"] for p in parts])
-        if parts
-        else np.empty((0, bins, replicates), dtype=np.float32)
-        for binning in BINNINGS
-    }
+
+    def per_bin(source: str, prefix: str, empty: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            binning: np.concatenate([getattr(p, source)[f"{prefix}:{binning}"] for p in parts])
+            if parts
+            else empty
+            for binning in BINNINGS
+        }
+
+    bin_accuracy = per_bin("points", "bin", np.empty((0, bins)))
+    bin_values = per_bin("values", "bin", np.empty((0, bins, replicates), dtype=np.float32))
+    bin_samples = per_bin("values", "samples", np.empty((0, bins), dtype=np.int64))
     seeds = pl.concat([p.seeds for p in parts]) if parts else _empty_seeds()
     seeds = (
         seeds.join(counts.select("cell", *keys), on="cell", how="left")
         .sort("cell", "seed")
         .select(*keys, "seed", pl.exclude("cell", "seed", *keys))
     )
-    return Replicates(cells, values, points, seeds, replicates, seed, levels, bin_values)
+    return Replicates(
+        cells,
+        values,
+        points,
+        seeds,
+        replicates,
+        seed,
+        levels,
+        bin_values,
+        bin_samples,
+        bin_accuracy,
+    )
 
 
 @dataclass(frozen=True)
@@ -369,15 +434,14 @@ def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
     starts = np.searchsorted(cell, np.arange(n_cells + 1))
     study = cells["study"].to_list()
     dataset = cells["dataset"].to_list()
-    values = {
-        name: np.full((n_cells, ctx.replicates), np.nan)
-        for name in (*WIDTH_METRICS, "ace", *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
-    }
+    values = {name: np.full((n_cells, ctx.replicates), np.nan) for name in REPLICATED}
     points = {name: np.full(n_cells, np.nan) for name in values}
     for binning in BINNINGS:
         values[f"bin:{binning}"] = np.full(
             (n_cells, ctx.bins, ctx.replicates), np.nan, dtype=np.float32
         )
+        values[f"samples:{binning}"] = np.zeros((n_cells, ctx.bins), dtype=np.int64)
+        points[f"bin:{binning}"] = np.full((n_cells, ctx.bins), np.nan)
     columns = {name: rows[name].to_numpy() for name in rows.columns if name != "cell"}
     # Blocks: consecutive cells of one (study, dataset) share their sample ids.
     block_starts = [0] + [
@@ -497,9 +561,11 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
     out = {}
     for name in linear[0]:
         full = np.concatenate([batch[name] for batch in linear])
+        if name.startswith("samples:"):
+            out[name] = full
+            continue
         out[name] = full[..., 1:]
-        if not name.startswith("bin:"):
-            out["point:" + name] = full[:, 0]
+        out["point:" + name] = full[..., 0]
     for name in RANK_METRICS:
         grouped = np.concatenate([batch[name] for batch in rank])
         shift = exact[name] - grouped[:, 0]  # exact point minus the grouped point
@@ -574,6 +640,11 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
     with np.errstate(invalid="ignore", divide="ignore"):  # an empty bin: NaN, undefined
         for binning, (n, _, correct, *_) in (("width", width), ("mass", mass)):
             out[f"bin:{binning}"] = np.moveaxis(correct / n, 0, 1).astype(np.float32)
+    # the distinct test samples with a row in each bin (a sample's rows count once)
+    for binning, keys, block in (("width", pairs, blocks[0]), ("mass", mass_pairs, blocks[6])):
+        samples = np.zeros((n_cells, m), dtype=np.int64)
+        samples[keys // m, keys % m] = np.count_nonzero(block, axis=0)
+        out[f"samples:{binning}"] = samples
     out |= _moment_metrics(*stat[9:15])
     if ctx.proba:
         n = stat[9] + stat[10]
@@ -1070,11 +1141,12 @@ def _check_alpha(alpha: object) -> float:
 def intervals(
     replicates: Replicates, alpha: float = ALPHA, metrics: Iterable[str] | None = None
 ) -> pl.DataFrame:
-    """Cell keys, then ``<metric>_lo`` and ``<metric>_hi`` for each bootstrapped metric."""
-    names = [m for m in (metrics or replicates.values) if m in replicates.values]
+    """Cell keys, then ``<metric>_lo`` and ``<metric>_hi`` (``metric_interval``) for each
+    metric of ``INTERVAL_METRICS`` (those of ``metrics`` among them, if given)."""
+    names = [m for m in (metrics or INTERVAL_METRICS) if m in INTERVAL_METRICS]
     columns = {}
     for name in names:
-        lo, hi = percentile_interval(replicates.values[name], alpha)
+        lo, hi = metric_interval(replicates, name, alpha)
         columns[f"{name}_lo"] = lo
         columns[f"{name}_hi"] = hi
     return replicates.cells.with_columns(
@@ -1082,34 +1154,88 @@ def intervals(
     )
 
 
+def metric_interval(
+    replicates: Replicates,
+    metric: str,
+    alpha: float = ALPHA,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The printed interval of ``metric`` for every cell (NaN where it has none).
+
+    - ``abs_gap``: the image of Δ's percentile interval under |·| ([0, max |end|] when it
+      holds 0): |Δ| lies in it whenever Δ lies in Δ's interval, also at Δ = 0, where the
+      percentile interval of |Δ| itself never reaches 0.
+    - every other metric: the percentile interval of its replicates.
+    """
+    values = replicates.values
+    if metric == "abs_gap":
+        lo, hi = percentile_interval(values["gap"], alpha)
+        inside = (lo <= 0) & (hi >= 0)
+        low = np.where(inside, 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+        return low, np.maximum(np.abs(lo), np.abs(hi))
+    return percentile_interval(values[metric], alpha)
+
+
 def bin_intervals(replicates: Replicates, alpha: float = ALPHA) -> pl.DataFrame:
-    """Per cell × binning × bin: ``accuracy_lo`` and ``accuracy_hi``, the percentile interval
-    of the bin's accuracy over the replicates (bins fixed at the point estimate's; a
-    replicate that leaves the bin empty does not define it). Join on the cell keys,
+    """Per cell × binning × bin: ``samples`` (the distinct test samples with a row in the
+    bin) and ``accuracy_lo``/``accuracy_hi``, the Wilson score interval of the bin's accuracy
+    on its samples (each sample counted once, whatever its seeds and repeats); null for a
+    bin with fewer than ``MIN_BIN_SAMPLES`` samples. The bootstrap's percentile interval of
+    a bin's accuracy undercovers (README, "Coverage, verified"). Join on the cell keys,
     ``binning`` and ``bin`` to ``calibration_bins``."""
     frames = []
     for binning, values in replicates.bins.items():
-        n_cells, bins, count = values.shape
-        lo, hi = percentile_interval(values.reshape(n_cells * bins, count), alpha)
+        bins = values.shape[1]
+        samples = replicates.bin_samples[binning].reshape(-1)
+        accuracy = replicates.bin_accuracy[binning].reshape(-1)
+        lo, hi = proportion_interval(accuracy, samples, alpha)
+        enough = samples >= MIN_BIN_SAMPLES
         frames.append(
-            replicates.cells.with_row_index("_cell")
-            .join(pl.DataFrame({"bin": np.arange(bins, dtype=np.int64)}), how="cross")
-            .with_columns(
+            replicates.cells.join(
+                pl.DataFrame({"bin": np.arange(bins, dtype=np.int64)}), how="cross"
+            ).with_columns(
                 binning=pl.lit(binning),
-                accuracy_lo=pl.Series(lo).fill_nan(None),
-                accuracy_hi=pl.Series(hi).fill_nan(None),
+                samples=pl.Series(samples, dtype=pl.Int64),
+                accuracy_lo=pl.Series(np.where(enough, lo, np.nan)).fill_nan(None),
+                accuracy_hi=pl.Series(np.where(enough, hi, np.nan)).fill_nan(None),
             )
-            .drop("_cell")
         )
+    columns = ["binning", "bin", "samples", "accuracy_lo", "accuracy_hi"]
     if not frames:
         return replicates.cells.clear().with_columns(
             binning=pl.lit(None, pl.String),
             bin=pl.lit(None, pl.Int64),
+            samples=pl.lit(None, pl.Int64),
             accuracy_lo=pl.lit(None, pl.Float64),
             accuracy_hi=pl.lit(None, pl.Float64),
         )
     keys = list(replicates.keys)
-    return pl.concat(frames).select(*keys, "binning", "bin", "accuracy_lo", "accuracy_hi")
+    return pl.concat(frames).select(*keys, *columns)
+
+
+def proportion_interval(
+    accuracy: np.ndarray, samples: np.ndarray, alpha: float = ALPHA
+) -> tuple[np.ndarray, np.ndarray]:
+    """The Wilson score interval of a proportion ``accuracy`` from ``samples`` draws, each
+    element; NaN where ``samples`` is 0 or the proportion undefined.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo, hi = proportion_interval(np.array([0.8]), np.array([10]))
+    >>> round(float(lo[0]), 4), round(float(hi[0]), 4)
+    (0.4902, 0.9433)
+    """
+    p = np.asarray(accuracy, dtype=np.float64)
+    n = np.asarray(samples, dtype=np.float64)
+    z = float(stats.norm.ppf(1 - alpha / 2))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z2n = z * z / n
+        centre = (p + z2n / 2) / (1 + z2n)
+        half = z / (1 + z2n) * np.sqrt(p * (1 - p) / n + z2n / (4 * n))
+        lo = np.clip(np.minimum(centre - half, p), 0.0, 1.0)
+        hi = np.clip(np.maximum(centre + half, p), 0.0, 1.0)
+    undefined = (n <= 0) | ~np.isfinite(p)
+    return np.where(undefined, np.nan, lo), np.where(undefined, np.nan, hi)
 
 
 def seed_spread(replicates: Replicates, metrics: Iterable[str] | None = None) -> pl.DataFrame:
@@ -1141,28 +1267,14 @@ def with_intervals(
     spread: Iterable[str] | None = None,
 ) -> pl.DataFrame:
     """``table`` (one row per cell) with ``_lo``/``_hi`` beside each of ``metrics`` it has
-    and the per-seed ``_sd``/``_min``/``_max`` columns after those of ``spread`` (default:
-    the same metrics).
-
-    ``ece_excess`` gets ECE's interval shifted by the table's ``ece_null`` (ECE₀ held at
-    its point estimate)."""
+    that ``INTERVAL_METRICS`` lists (the others stay descriptive numbers) and the per-seed
+    ``_sd``/``_min``/``_max`` columns after those of ``spread`` (default: the same
+    metrics)."""
     keys = list(replicates.keys)
     wanted = [m for m in (metrics or table.columns) if m in table.columns]
-    base = [m for m in wanted if m in replicates.values]
+    base = [m for m in wanted if m in INTERVAL_METRICS]
     bounds = intervals(replicates, alpha, base)
     out = table.join(bounds, on=keys, how="left", nulls_equal=True, maintain_order="left")
-    if "ece_excess" in wanted and "ece_null" in table.columns:
-        if "ece_lo" not in out.columns:
-            extra = intervals(replicates, alpha, ["ece"]).select(*keys, "ece_lo", "ece_hi")
-            extra = extra.rename({"ece_lo": "_elo", "ece_hi": "_ehi"})
-            out = out.join(extra, on=keys, how="left", nulls_equal=True, maintain_order="left")
-            lo, hi = pl.col("_elo"), pl.col("_ehi")
-        else:
-            lo, hi = pl.col("ece_lo"), pl.col("ece_hi")
-        out = out.with_columns(
-            ece_excess_lo=lo - pl.col("ece_null"), ece_excess_hi=hi - pl.col("ece_null")
-        ).drop("_elo", "_ehi", strict=False)
-        base.append("ece_excess")
     spread_names = [
         m
         for m in (wanted if spread is None else spread)

@@ -127,6 +127,7 @@ def _rows(study: str, severity: float, repeat: int, c: np.ndarray, right: np.nda
             "repeat": np.full(n * k, repeat, dtype=np.int32),
             "sample_id": np.repeat(np.arange(n, dtype=np.int64), k),
             "label": pl.Series([None] * (n * k), dtype=pl.Int32),
+            "y_pred": np.zeros(n * k, dtype=np.int32),
             "confidence": c.ravel(),
             "correct": right.ravel(),
         }

@@ -130,7 +130,8 @@ def _intervals(tables: Mapping[str, pl.DataFrame], meta: Mapping[str, Any]) -> s
         if set(reliability.get_column("interval").unique()) - {"bootstrap"}:
             text += (
                 " Reliability diagrams: 95 % Wilson intervals per bin with each test sample "
-                "counted once (effective n = the bin's rows × samples / rows of the cell)."
+                "counted once (effective n = the bin's distinct samples, or without the "
+                "statistical layer its rows × samples / rows of the cell)."
             )
     return text
 

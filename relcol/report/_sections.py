@@ -14,6 +14,7 @@ from html import escape
 import polars as pl
 
 from relcol.analysis import degradation_summary, realised_rates
+from relcol.analysis._bootstrap import MIN_BIN_SAMPLES
 from relcol.report._figures import (
     PANELS,
     Styles,
@@ -122,9 +123,11 @@ def reliability_section(
     else:
         intervals = (
             "95 % Wilson intervals of each bin's accuracy, counting each test sample once (a "
-            "bin's rows divided by the cell's seeds × repeats per sample, since one sample's "
-            "replicates are not independent draws); the paired bootstrap replaces them when "
-            "the statistical layer provides per-bin intervals"
+            "bin's distinct test samples, or without the statistical layer its rows divided "
+            "by the cell's seeds × repeats per sample, since one sample's replicates are not "
+            "independent draws); a bin with fewer than "
+            f"{MIN_BIN_SAMPLES} samples has none (their coverage is verified by simulation "
+            "from that count on)"
         )
     lead = (
         "Accuracy against confidence, bin by bin, on clean data (first column) and at each "
