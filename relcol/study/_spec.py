@@ -1,8 +1,8 @@
 """The study spec: a TOML file naming the grid, validated once at the boundary.
 
 Every key of a ``[[datasets]]``, ``[[models]]`` or ``[[corruptions]]`` entry other
-than ``name``, ``id`` (and a corruption's own ``severities``) is a parameter of
-that dataset loader, estimator or operator. ``id`` names the entry in the long
+than ``name``, ``id`` (and a corruption's own ``severities`` and ``repeats``) is a
+parameter of that dataset loader, estimator or operator. ``id`` names the entry in the long
 table (default: ``name``), so one operator or model can appear twice with
 different parameters.
 """
@@ -33,12 +33,16 @@ TABLES = {"datasets", "models", "corruptions"}
 
 @dataclass(frozen=True)
 class CorruptionSpec:
-    """One corruption of the grid: operator ``name``, its ``id``, params and severity grid."""
+    """One corruption of the grid: operator ``name``, its ``id``, params and severity grid.
+
+    ``repeats`` overrides the study's repeats for this corruption (None: the study's).
+    """
 
     name: str
     id: str
     params: Mapping[str, Any]
     severities: tuple[float, ...]
+    repeats: int | None = None
 
 
 @dataclass(frozen=True)
@@ -227,7 +231,15 @@ def _corruption(
         raise SpecError(
             f"{where}: no severities: set `severities` at the top of the study or in this entry"
         )
-    params = {k: v for k, v in entry.items() if k not in {"name", "id", "severities"}}
+    repeats = entry.get("repeats")
+    _check(
+        repeats is None or (_is_int(repeats) and 1 <= repeats <= 10_000),
+        where,
+        "repeats",
+        "an int in [1, 10000]",
+        repeats,
+    )
+    params = {k: v for k, v in entry.items() if k not in {"name", "id", "severities", "repeats"}}
     operator = OPERATORS[name]
     for d in severities:
         try:
@@ -235,7 +247,7 @@ def _corruption(
         except SpecError as exc:
             raise SpecError(f"{where}: {exc}") from None
     return CorruptionSpec(
-        name=name, id=_entry_id(entry, where), params=params, severities=severities
+        name=name, id=_entry_id(entry, where), params=params, severities=severities, repeats=repeats
     )
 
 
