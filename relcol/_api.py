@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +44,7 @@ from relcol.report import terminal_summary, write_report
 from relcol.report._html import SECTIONS
 from relcol.store import CELL, MATERIALISED, Warehouse
 from relcol.study import IngestResult, Study, load_study, run_study
+from relcol.study._spec import SCORECARD
 
 ENGINES = ("polars", "duckdb")
 
@@ -117,11 +119,17 @@ def scorecard(
     baseline: str = "logistic_regression",
     weights: dict[str, float] | None = None,
     bins: int = 15,
+    noise: str | None = None,
+    stability_at: float | None = None,
+    resilience_at: float | None = None,
 ) -> pl.DataFrame:
     """The robustness scorecard (METRICS.md §8) of one study: one row per dataset × model.
 
     ``weights`` maps ``stability``, ``resilience`` and ``reliability`` to their weights in
     the composite (default 0.4/0.3/0.3); corruption errors are against ``baseline``.
+    Stability is measured under corruption ``noise`` at severity ``stability_at``,
+    resilience at ``resilience_at``; each left as None comes from the study spec's
+    ``[scorecard]`` table, else the defaults ``gaussian_noise``, 0.05 and 0.1.
     """
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
@@ -130,7 +138,25 @@ def scorecard(
         wh.predictions(study),
         baseline=baseline,
         weights=weights,
+        **scorecard_options(
+            wh, study, noise=noise, stability_at=stability_at, resilience_at=resilience_at
+        ),
     )
+
+
+def scorecard_options(wh: Warehouse, study: str, **given: object) -> dict[str, object]:
+    """Stability/resilience settings: those ``given`` (not None), else the study spec's
+    ``[scorecard]`` table (validated at ingest), else ``relcol.study.SCORECARD``."""
+    spec = wh.sql(
+        "SELECT spec FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
+    )
+    stored: dict[str, object] = {}
+    if spec.height:
+        try:
+            stored = tomllib.loads(spec.item()).get("scorecard", {})
+        except (tomllib.TOMLDecodeError, AttributeError):  # a run not made from a study spec
+            stored = {}
+    return {**SCORECARD, **stored, **{k: v for k, v in given.items() if v is not None}}
 
 
 def simulate_consistency(
@@ -161,12 +187,17 @@ def _consistency(predictions: pl.LazyFrame, cells: pl.DataFrame | None = None) -
 
 
 def _consistency_tables(
-    wh: Warehouse, study: str, calibration: pl.DataFrame, cells: pl.DataFrame
+    wh: Warehouse,
+    study: str,
+    calibration: pl.DataFrame,
+    cells: pl.DataFrame,
+    card: dict[str, object],
 ) -> dict[str, pl.DataFrame]:
-    """``consistency`` (when some cell has replicates), ``scorecard`` and ``corruption_error``."""
+    """``consistency`` (when some cell has replicates), ``scorecard`` (with the settings
+    ``card``) and ``corruption_error``."""
     table = _consistency(wh.predictions(study), cells)
     tables = {"consistency": table} if not table.is_empty() else {}
-    tables["scorecard"] = _scorecard(calibration, wh.predictions(study))
+    tables["scorecard"] = _scorecard(calibration, wh.predictions(study), **card)
     tables["corruption_error"] = corruption_error(calibration)
     return tables
 
@@ -191,6 +222,9 @@ def report_tables(
     alpha: float = 0.05,
     tau: float = 0.05,
     seed: int = 0,
+    noise: str | None = None,
+    stability_at: float | None = None,
+    resilience_at: float | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Every table the report shows and exports, by name (``calibration`` first).
 
@@ -203,8 +237,12 @@ def report_tables(
     intervals at level 1 − ``alpha`` beside every metric (paired Poisson bootstrap over test
     samples, generator offset ``seed``), the per-seed values (``seeds``), the paired
     ``differences``, the ``trends`` and the ``thresholds`` (d* with margin ``tau``).
+    ``noise``, ``stability_at`` and ``resilience_at`` set the scorecard (see ``scorecard``).
     """
     bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
+    card = scorecard_options(
+        wh, study, noise=noise, stability_at=stability_at, resilience_at=resilience_at
+    )
     metric_tables, cells = _metric_tables(wh, study, bins=bins)
     tables = {
         **metric_tables,
@@ -225,7 +263,7 @@ def report_tables(
         tables["calibration"] = tables["calibration"].with_columns(
             bootstrap=pl.lit(bootstrap, pl.Int32)
         )
-    tables |= _consistency_tables(wh, study, tables["calibration"], cells)
+    tables |= _consistency_tables(wh, study, tables["calibration"], cells, card)
     return tables | figure_tables(tables, cells)
 
 
@@ -289,12 +327,16 @@ def report(
     alpha: float = 0.05,
     tau: float = 0.05,
     seed: int = 0,
+    noise: str | None = None,
+    stability_at: float | None = None,
+    resilience_at: float | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportResult:
     """Compute the metric tables of one study, materialise them, and write the HTML report.
 
     ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau`` and ``seed`` set the
-    statistical layer (``report_tables``).
+    statistical layer (``report_tables``); ``noise``, ``stability_at`` and
+    ``resilience_at`` the scorecard (``scorecard``).
 
     ``progress``, when given, is called as ``progress(step, done, total)`` after each step
     (``"tables"``, ``"warehouse"``, each section of the page, ``"files"``), with ``total``
@@ -310,7 +352,16 @@ def report(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     tables = report_tables(
-        wh, study, bins=bins, bootstrap=bootstrap, alpha=alpha, tau=tau, seed=seed
+        wh,
+        study,
+        bins=bins,
+        bootstrap=bootstrap,
+        alpha=alpha,
+        tau=tau,
+        seed=seed,
+        noise=noise,
+        stability_at=stability_at,
+        resilience_at=resilience_at,
     )
     advance("tables")
     for view, name in MATERIALISED.items():

@@ -197,6 +197,7 @@ OPTIONS = [
     ("unknown-option", ["ingest", "--bogus"], "No such option '--bogus'"),
     ("unknown-command", ["ingets"], "No such command 'ingets'"),
     ("bins-zero", ["report", "--bins", "0"], "'--bins'"),
+    ("stability-at-zero", ["report", "--stability-at", "0"], "'--stability-at'"),
     ("bins-text", ["report", "--bins", "many"], "'--bins'"),
     ("report-unknown-study", ["report", "--study", "nope"], "no study 'nope'"),
     ("report-traversal", ["report", "--study", "../x"], "study name must be"),

@@ -27,7 +27,18 @@ from relcol.models import ModelSpec, validate_model
 from relcol.store import check_name
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+-]{0,63}")
-TOP = {"name", "description", "test_size", "split_seed", "seeds", "repeats", "severities"}
+TOP = {
+    "name",
+    "description",
+    "test_size",
+    "split_seed",
+    "seeds",
+    "repeats",
+    "severities",
+    "scorecard",
+}
+#: The ``[scorecard]`` table: which corruption and severities define stability and resilience.
+SCORECARD = {"noise": "gaussian_noise", "stability_at": 0.05, "resilience_at": 0.1}
 TABLES = {"datasets", "models", "corruptions"}
 
 
@@ -60,6 +71,7 @@ class Study:
     description: str = ""
     text: str = ""
     base: Path | None = field(default=None, compare=False)
+    scorecard: Mapping[str, Any] = field(default_factory=lambda: dict(SCORECARD))
 
     @property
     def spec_hash(self) -> str:
@@ -158,8 +170,10 @@ def parse_study(text: str, *, source: str = "study", base: Path | None = None) -
             raise SpecError(
                 f"{source}: {what} {dupes[0]!r} appears twice; give one of them another `id`"
             )
+    card = _scorecard(raw.get("scorecard", {}), source, corruptions)
     return Study(
         name=name,
+        scorecard=card,
         datasets=datasets,
         models=models,
         corruptions=corruptions,
@@ -171,6 +185,37 @@ def parse_study(text: str, *, source: str = "study", base: Path | None = None) -
         text=text,
         base=base,
     )
+
+
+def _scorecard(raw: object, source: str, corruptions: tuple[CorruptionSpec, ...]) -> dict[str, Any]:
+    """The ``[scorecard]`` table with defaults filled: ``noise`` names one of the study's
+    corruptions (by id) when the table is given, and both severities are in its grid."""
+    where = f"{source}: scorecard"
+    if not isinstance(raw, dict):
+        raise SpecError(f"{where} must be a table ([scorecard]). Got {raw!r}.")
+    unknown = sorted(set(raw) - set(SCORECARD))
+    if unknown:
+        raise SpecError(f"{where}: unknown key {unknown[0]!r}; allowed: {sorted(SCORECARD)}")
+    card = {**SCORECARD, **raw}
+    _check(isinstance(card["noise"], str), where, "noise", "a corruption id", card["noise"])
+    for key in ("stability_at", "resilience_at"):
+        value = card[key]
+        _check(_is_number(value) and 0 < value < math.inf, where, key, "a severity > 0", value)
+        card[key] = float(value)
+    if raw:
+        grids = {c.id: c.severities for c in corruptions}
+        if card["noise"] not in grids:
+            raise SpecError(
+                f"{where}: noise {card['noise']!r} is not one of the study's corruptions "
+                f"({', '.join(grids)})"
+            )
+        for key in ("stability_at", "resilience_at"):
+            if card[key] not in grids[card["noise"]]:
+                raise SpecError(
+                    f"{where}: {key} = {card[key]:g} is not a severity of {card['noise']!r} "
+                    f"({list(grids[card['noise']])})"
+                )
+    return card
 
 
 def _entries(raw: Mapping[str, Any], key: str, source: str) -> list[Mapping[str, Any]]:
