@@ -35,6 +35,16 @@ CONFIGS = [
     ("structural_bias", {"base": "gaussian_noise", "target_class": 1}),
     ("structural_bias", {"base": "label_noise", "target_class": 2}),
     ("structural_bias", {"base": "mar", "base_params": {"beta": 1.0}}),
+    ("ampute", {}),
+    (
+        "ampute",
+        {
+            "patterns": [
+                {"incomplete": [0, 1], "freq": 0.7, "shape": "tail"},
+                {"incomplete": [2], "freq": 0.3, "mechanism": "MNAR", "shape": "mid"},
+            ]
+        },
+    ),
 ]
 CONFIG_IDS = [
     f"{name}-{'-'.join(map(str, params.values())) or 'default'}" for name, params in CONFIGS
@@ -672,8 +682,8 @@ def test_validate_fills_defaults(name, given, expected):
         (
             "structural_bias",
             {"base": "structural_bias"},
-            "structural_bias: base must be one of 'gaussian_noise', 'label_noise', 'mar', 'mcar', "
-            "'mnar'. Got 'structural_bias'.",
+            "structural_bias: base must be one of 'ampute', 'gaussian_noise', 'label_noise', 'mar', "
+            "'mcar', 'mnar'. Got 'structural_bias'.",
         ),
         (
             "structural_bias",
@@ -765,11 +775,11 @@ def test_unknown_operator_lists_the_known_ones():
     with pytest.raises(SpecError) as error:
         get_operator("mcra")
     assert str(error.value) == (
-        "unknown corruption operator 'mcra'; known operators: 'gaussian_noise', 'label_noise', "
-        "'mar', 'mcar', 'mnar', 'structural_bias'."
+        "unknown corruption operator 'mcra'; known operators: 'ampute', 'gaussian_noise', "
+        "'label_noise', 'mar', 'mcar', 'mnar', 'structural_bias'."
     )
     assert sorted(OPERATORS) == sorted(
-        ["mcar", "mar", "mnar", "gaussian_noise", "label_noise", "structural_bias"]
+        ["mcar", "mar", "mnar", "ampute", "gaussian_noise", "label_noise", "structural_bias"]
     )
     assert all(op.name == name for name, op in OPERATORS.items())
 
@@ -815,6 +825,7 @@ def test_severity_ranges():
         "gaussian_noise": (0.0, math.inf),
         "label_noise": (0.0, 1.0),
         "structural_bias": (0.0, 1.0),
+        "ampute": (0.0, 1.0),
     }
     assert get_operator("gaussian_noise").check_severity(3, None) == 3.0
     bias = get_operator("structural_bias")
@@ -968,3 +979,95 @@ def test_feature_names_resolve_to_indices_recursively():
     }
     with pytest.raises(SpecError, match=r"^here: no feature named 'incme'; features: 'age', "):
         resolve_names({"columns": "incme"}, names, "here")
+
+
+# ------------------------------------------------------- multivariate amputation
+
+
+def _amputed(patterns, d, *, n=20_000, seed=70, beta=2.0):
+    X, y = normal_data(n, 4, seed=seed)
+    stats = TrainingStats.fit(normal_data(n, 4, seed=seed + 1)[0], K)
+    op, params = prepared("ampute", {"patterns": patterns, "beta": beta})
+    return X, stats, op(X, y, d, np.random.default_rng(seed + 2), stats, **params)
+
+
+@pytest.mark.parametrize("d", [0.1, 0.4, 1.0])
+def test_ampute_makes_a_share_d_of_rows_incomplete_in_their_patterns(d):
+    patterns = [
+        {"incomplete": [0, 1], "freq": 0.5},
+        {"incomplete": [2], "freq": 0.3, "mechanism": "MNAR", "shape": "left"},
+        {"incomplete": [1, 3], "freq": 0.2, "mechanism": "MCAR"},
+    ]
+    X, _, out = _amputed(patterns, d)
+    missing = np.isnan(out.X)
+    incomplete = missing.any(axis=1)
+    assert out.realised_rate == incomplete.mean()
+    # b is fitted on 20,000 training rows like these: test rate within sampling error of d.
+    assert abs(out.realised_rate - d) <= 4 * math.sqrt(d * (1 - d) * 2 / 20_000) + 1e-12
+    # Every incomplete row lost exactly one pattern's variables.
+    signatures = {tuple(row) for row in missing[incomplete].astype(int)}
+    assert signatures <= {(1, 1, 0, 0), (0, 0, 1, 0), (0, 1, 0, 1)}
+    shares = [
+        np.all(missing == m, axis=1).mean() for m in ([1, 1, 0, 0], [0, 0, 1, 0], [0, 1, 0, 1])
+    ]
+    for share_, freq in zip(shares, (0.5, 0.3, 0.2), strict=True):
+        assert abs(share_ - d * freq) <= 4 * math.sqrt(d * freq / 20_000) + 1e-12
+    assert out.changed_share == pytest.approx(missing.sum() / X.size)  # union = all 4
+
+
+@pytest.mark.parametrize(
+    ("shape", "law"),
+    [
+        ("right", lambda s: s),
+        ("left", lambda s: -s),
+        ("mid", lambda s: -np.abs(s)),
+        ("tail", np.abs),
+    ],
+)
+def test_ampute_score_shapes_decide_which_rows_go_missing(shape, law):
+    # One MAR pattern driven by feature 3 alone: the score is z₃.
+    patterns = [{"incomplete": [0], "driver": [3], "shape": shape}]
+    X, stats, out = _amputed(patterns, 0.3)
+    z = (X[:, 3] - stats.mean[3]) / stats.sd[3]
+    missing = np.isnan(out.X[:, 0])
+    # The rows that went missing have a larger shaped score than those that did not.
+    assert law(z)[missing].mean() > law(z)[~missing].mean() + 0.3
+    # MAR: given the driver, the target's own value does not matter.
+    assert abs(X[missing, 0].mean() - X[~missing, 0].mean()) <= 4 * math.sqrt(1 / missing.sum())
+
+
+def test_ampute_mnar_pattern_hides_its_own_large_values():
+    X, _, out = _amputed([{"incomplete": [1], "mechanism": "MNAR"}], 0.3)
+    missing = np.isnan(out.X[:, 1])
+    assert X[missing, 1].mean() > X[~missing, 1].mean() + 0.5
+
+
+@pytest.mark.parametrize(
+    ("patterns", "message"),
+    [
+        ([], r"patterns must be a non-empty list of tables"),
+        ([{"freq": 1.0}], r"patterns\[0\]: needs `incomplete`"),
+        ([{"incomplete": [0], "freq": 0.5}], r"pattern freq must sum to 1\. Got 0\.5\."),
+        ([{"incomplete": [0], "freq": 0.5}, {"incomplete": [1]}], r"freq in every pattern or"),
+        ([{"incomplete": [0], "mechanism": "MAR", "driver": [0]}], r"outside `incomplete`"),
+        ([{"incomplete": [0], "mechanism": "MNAR", "driver": [1]}], r"include an incomplete"),
+        ([{"incomplete": [0], "mechanism": "MCAR", "driver": [1]}], r"MCAR pattern takes no"),
+        ([{"incomplete": [0, 1, 2, 3]}], r"MAR pattern needs a variable outside"),
+        ([{"incomplete": [0], "shape": "wide"}], r"shape must be one of 'right', 'left', 'mid'"),
+        ([{"incomplete": [0], "driver": [1, 2], "weights": [1]}], r"one number per driver \(2\)"),
+        ([{"incomplete": [0], "share": 1}], r"unknown key 'share'"),
+    ],
+)
+def test_ampute_rejects_bad_patterns(patterns, message):
+    with pytest.raises(SpecError, match=message):
+        get_operator("ampute").validate({"patterns": patterns}, n_features=4, n_classes=K)
+
+
+def test_ampute_refuses_a_pattern_driven_by_constant_features():
+    X, y = normal_data(100, 3, seed=73)
+    train = np.column_stack([np.ones(50), normal_data(50, 2, seed=74)[0]])
+    op, params = prepared(
+        "ampute", {"patterns": [{"incomplete": [1], "driver": [0]}]}, n_features=3
+    )
+    with pytest.raises(SpecError, match=r"drivers \[0\] whose score is constant"):
+        op(X, y, 0.2, np.random.default_rng(0), TrainingStats.fit(train, K), **params)

@@ -50,7 +50,7 @@ def _blank(X: np.ndarray, y: np.ndarray, columns: np.ndarray, hit: np.ndarray) -
     return Corrupted(X=X, y=y, realised_rate=share(hit), changed_share=share(changed))
 
 
-def _eta(beta: float, z: np.ndarray) -> np.ndarray:
+def eta_of(beta: float, z: np.ndarray) -> np.ndarray:
     """β·z clipped to ±``ETA_LIMIT`` (only infinite test values reach the clip)."""
     with np.errstate(over="ignore", invalid="ignore"):  # β·z beyond the float range is clipped
         return np.clip(beta * np.clip(z, -ETA_LIMIT, ETA_LIMIT), -ETA_LIMIT, ETA_LIMIT)
@@ -196,23 +196,33 @@ class MAR(Operator):
             np.setdiff1d(np.arange(X.shape[1]), drivers) if columns is None else np.asarray(columns)
         )
         w = np.ones(drivers.size) if weights is None else np.asarray(weights)
-
-        def score(values: np.ndarray) -> np.ndarray:
-            return standardise(values[:, drivers], stats.mean[drivers], stats.sd[drivers]) @ w
-
-        train_score = score(stats.train)
-        centre, spread = float(np.mean(train_score)), float(np.std(train_score))
-        if not spread > 0:
+        scores = driver_scores(X, stats, drivers, w)
+        if scores is None:
             raise SpecError(
                 f"{self.name}: driver feature(s) {drivers.tolist()} give a score that is constant "
                 "in the clean training data, so missingness could not depend on it (it would be "
                 "MCAR); choose drivers with training spread, or driver = 'auto'."
             )
-        eta = _eta(beta, (score(X) - centre) / spread)[:, None]
-        eta_train = _eta(beta, (train_score - centre) / spread)[:, None]
+        eta, eta_train = (eta_of(beta, score)[:, None] for score in scores)
         probability = logistic_probability(eta, eta_train, d)
         hit = rng.random((X.shape[0], targets.size)) < probability
         return _blank(X, y, targets, hit)
+
+
+def driver_scores(
+    X: np.ndarray, stats: TrainingStats, drivers: np.ndarray, weights: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The weighted driver score Σ w_k·z_k of the test rows ``X`` and of the training rows,
+    both standardised with the training score's mean and SD; None when that SD is 0."""
+
+    def score(values: np.ndarray) -> np.ndarray:
+        return standardise(values[:, drivers], stats.mean[drivers], stats.sd[drivers]) @ weights
+
+    train = score(stats.train)
+    centre, spread = float(np.mean(train)), float(np.std(train))
+    if not spread > 0:
+        return None
+    return (score(X) - centre) / spread, (train - centre) / spread
 
 
 def auto_driver(stats: TrainingStats, targets: tuple[int, ...] | None) -> np.ndarray:
@@ -320,8 +330,8 @@ class MNAR(Operator):
             hit = quantile_hits(values, stats.train[:, selected], d, rng)
         else:
             mean, sd = stats.mean[selected], stats.sd[selected]
-            eta = _eta(beta, standardise(values, mean, sd))
-            eta_train = _eta(beta, standardise(stats.train[:, selected], mean, sd))
+            eta = eta_of(beta, standardise(values, mean, sd))
+            eta_train = eta_of(beta, standardise(stats.train[:, selected], mean, sd))
             hit = rng.random(values.shape) < logistic_probability(eta, eta_train, d)
         return _blank(X, y, selected, hit)
 

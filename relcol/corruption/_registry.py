@@ -6,6 +6,7 @@ from types import MappingProxyType
 
 from relcol.errors import SpecError
 
+from ._amputation import Ampute
 from ._base import Operator
 from ._bias import StructuralBias
 from ._labels import LabelNoise
@@ -13,7 +14,14 @@ from ._missing import MAR, MCAR, MNAR
 from ._noise import GaussianNoise
 
 # Built from the plain operators first, so structural bias can never nest itself.
-_PLAIN: tuple[Operator, ...] = (MCAR(), MAR(), MNAR(), GaussianNoise(), LabelNoise())
+_PLAIN: tuple[Operator, ...] = (
+    MCAR(),
+    MAR(),
+    MNAR(),
+    Ampute(),
+    GaussianNoise(),
+    LabelNoise(),
+)
 
 #: Every corruption operator, by name.
 OPERATORS: dict[str, Operator] = {op.name: op for op in _PLAIN}
