@@ -63,6 +63,24 @@ from relcol.cli._common import user_errors, warehouse_option
     show_default=True,
     help="Offset of the bootstrap's generator (another seed, another resample).",
 )
+@click.option(
+    "--noise",
+    metavar="CORRUPTION",
+    help="Scorecard: the corruption (id) behind stability and resilience "
+    "(default: the study's [scorecard] table, else gaussian_noise).",
+)
+@click.option(
+    "--stability-at",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="D",
+    help="Scorecard: severity of --noise for stability (default: the study's, else 0.05).",
+)
+@click.option(
+    "--resilience-at",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="D",
+    help="Scorecard: severity of --noise for resilience (default: the study's, else 0.1).",
+)
 @warehouse_option
 @click.option("--quiet", "-q", is_flag=True, help="Print only the report's path.")
 @click.option(
@@ -79,6 +97,9 @@ def report(
     margin: float,
     intervals: str,
     seed: int,
+    noise: str | None,
+    stability_at: float | None,
+    resilience_at: float | None,
     warehouse: str | None,
     quiet: bool,
     as_json: bool,
@@ -124,6 +145,9 @@ def report(
             margin=margin,
             seed=seed,
             intervals=intervals,
+            noise=noise,
+            stability_at=stability_at,
+            resilience_at=resilience_at,
             progress=advance,
         )
     if as_json:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,7 @@ from relcol.report._html import SECTIONS
 from relcol.store import CELL, MATERIALISED, Warehouse
 from relcol.store._files import os_error, publish_folder, staged_folder
 from relcol.study import IngestResult, Study, load_study, run_study
+from relcol.study._spec import SCORECARD
 
 ENGINES = ("polars", "duckdb")
 
@@ -124,11 +126,17 @@ def scorecard(
     baseline: str = "logistic_regression",
     weights: dict[str, float] | None = None,
     bins: int = 15,
+    noise: str | None = None,
+    stability_at: float | None = None,
+    resilience_at: float | None = None,
 ) -> pl.DataFrame:
     """The robustness scorecard (METRICS.md §8) of one study: one row per dataset × model.
 
     ``weights`` maps ``stability``, ``resilience`` and ``reliability`` to their weights in
     the composite (default 0.4/0.3/0.3); corruption errors are against ``baseline``.
+    Stability is measured under corruption ``noise`` at severity ``stability_at``,
+    resilience at ``resilience_at``; each left as None comes from the study spec's
+    ``[scorecard]`` table, else the defaults ``gaussian_noise``, 0.05 and 0.1.
     """
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
@@ -137,7 +145,25 @@ def scorecard(
         wh.predictions(study),
         baseline=baseline,
         weights=weights,
+        **scorecard_options(
+            wh, study, noise=noise, stability_at=stability_at, resilience_at=resilience_at
+        ),
     )
+
+
+def scorecard_options(wh: Warehouse, study: str, **given: object) -> dict[str, object]:
+    """Stability/resilience settings: those ``given`` (not None), else the study spec's
+    ``[scorecard]`` table (validated at ingest), else ``relcol.study.SCORECARD``."""
+    spec = wh.sql(
+        "SELECT spec FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
+    )
+    stored: dict[str, object] = {}
+    if spec.height:
+        try:
+            stored = tomllib.loads(spec.item()).get("scorecard", {})
+        except (tomllib.TOMLDecodeError, AttributeError):  # a run not made from a study spec
+            stored = {}
+    return {**SCORECARD, **stored, **{k: v for k, v in given.items() if v is not None}}
 
 
 def simulate_consistency(
@@ -168,12 +194,17 @@ def _consistency(predictions: pl.LazyFrame, cells: pl.DataFrame | None = None) -
 
 
 def _consistency_tables(
-    wh: Warehouse, study: str, calibration: pl.DataFrame, cells: pl.DataFrame
+    wh: Warehouse,
+    study: str,
+    calibration: pl.DataFrame,
+    cells: pl.DataFrame,
+    card: dict[str, object],
 ) -> dict[str, pl.DataFrame]:
-    """``consistency`` (when some cell has replicates), ``scorecard`` and ``corruption_error``."""
+    """``consistency`` (when some cell has replicates), ``scorecard`` (with the settings
+    ``card``) and ``corruption_error``."""
     table = _consistency(wh.predictions(study), cells)
     tables = {"consistency": table} if not table.is_empty() else {}
-    tables["scorecard"] = _scorecard(calibration, wh.predictions(study))
+    tables["scorecard"] = _scorecard(calibration, wh.predictions(study), **card)
     tables["corruption_error"] = corruption_error(calibration)
     return tables
 
@@ -200,6 +231,9 @@ def report_tables(
     margin: float = 0.02,
     seed: int = 0,
     intervals: str = "samples",
+    noise: str | None = None,
+    stability_at: float | None = None,
+    resilience_at: float | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Every table the report shows and exports, by name (``calibration`` first).
 
@@ -213,6 +247,7 @@ def report_tables(
     samples, generator offset ``seed``), the per-seed values (``seeds``), the paired
     ``differences``, the ``trends`` and the ``thresholds`` (clean overconfidence and d* with
     margin ``tau``, the break point with ``margin`` on the change of the gap).
+    ``noise``, ``stability_at`` and ``resilience_at`` set the scorecard (see ``scorecard``).
     ``intervals`` says what the metric tables' intervals cover: ``"samples"`` (test samples,
     the trained models held fixed) or ``"training"`` (also the spread between training seeds).
     """
@@ -222,6 +257,9 @@ def report_tables(
         raise ParameterError(
             f"intervals must be one of {', '.join(map(repr, SCOPES))}. Got {intervals!r}."
         )
+    card = scorecard_options(
+        wh, study, noise=noise, stability_at=stability_at, resilience_at=resilience_at
+    )
     metric_tables, cells = _metric_tables(wh, study, bins=bins)
     tables = {
         **metric_tables,
@@ -245,7 +283,7 @@ def report_tables(
         tables["calibration"] = tables["calibration"].with_columns(
             bootstrap=pl.lit(bootstrap, pl.Int32)
         )
-    tables |= _consistency_tables(wh, study, tables["calibration"], cells)
+    tables |= _consistency_tables(wh, study, tables["calibration"], cells, card)
     return tables | figure_tables(tables, cells)
 
 
@@ -318,12 +356,16 @@ def report(
     margin: float = 0.02,
     seed: int = 0,
     intervals: str = "samples",
+    noise: str | None = None,
+    stability_at: float | None = None,
+    resilience_at: float | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportResult:
     """Compute the metric tables of one study, materialise them, and write the HTML report.
 
     ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau``, ``margin``, ``seed`` and
-    ``intervals`` set the statistical layer (``report_tables``).
+    ``intervals`` set the statistical layer (``report_tables``); ``noise``, ``stability_at``
+    and ``resilience_at`` the scorecard (``scorecard``).
 
     ``progress``, when given, is called as ``progress(step, done, total)`` after each step
     (``"tables"``, ``"warehouse"``, each section of the page, ``"files"``), with ``total``
@@ -348,6 +390,7 @@ def report(
     try:
         settings = {"bins": bins, "bootstrap": bootstrap, "alpha": alpha, "tau": tau}
         settings |= {"margin": margin, "seed": seed, "intervals": intervals}
+        settings |= {"noise": noise, "stability_at": stability_at, "resilience_at": resilience_at}
         tables, meta = _report_content(wh, study, settings)
         advance("tables")
         # everything is written to staging first and published only once all of it is

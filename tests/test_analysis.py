@@ -148,11 +148,12 @@ def test_realised_rates_mean_per_cell():
     )
     got = realised_rates(corruptions)
     # mnar first (first appearance), then severities ascending.
+    # deviation = realised − d; diverges when |deviation| > max(0.02, 0.1·d) = 0.05 at 0.5.
     assert got.rows() == [
-        ("s", "digits", "mnar", 0.0, 2, 0.0, 0.0),
-        ("s", "digits", "mnar", 0.5, 2, 0.375, 0.1875),
-        ("s", "digits", "mcar", 0.0, 2, 0.0, 0.0),
-        ("s", "digits", "mcar", 0.5, 2, 0.625, 0.375),
+        ("s", "digits", "mnar", 0.0, 2, 0.0, 0.0, 0.0, False),
+        ("s", "digits", "mnar", 0.5, 2, 0.375, 0.1875, -0.125, True),
+        ("s", "digits", "mcar", 0.0, 2, 0.0, 0.0, 0.0, False),
+        ("s", "digits", "mcar", 0.5, 2, 0.625, 0.375, 0.125, True),
     ]
     assert got.columns == [
         "study",
@@ -162,7 +163,59 @@ def test_realised_rates_mean_per_cell():
         "draws",
         "realised_rate",
         "changed_share",
+        "deviation",
+        "diverges",
     ]
+    # The tolerance's two regimes: 0.02 absolute below d = 0.2, 10 % of d above.
+    edge = (
+        corruptions.head(1)
+        .with_columns(severity=pl.lit(0.1), realised_rate=pl.lit(0.1201))
+        .vstack(corruptions.head(1).with_columns(severity=pl.lit(0.6), realised_rate=pl.lit(0.659)))
+    )
+    assert realised_rates(edge).get_column("diverges").to_list() == [True, False]
+
+
+#: One dataset, two curves: mnar's realised rate falls at d = 0.3, so its ranks differ from
+#: d's (it diverges); mcar tracks d within 0.02.
+DIVERGING = pl.DataFrame(
+    {
+        "study": "s",
+        "dataset": "d",
+        "corruption": ["mnar"] * 4 + ["mcar"] * 4,
+        "severity": [0.0, 0.1, 0.2, 0.3] * 2,
+        "realised_rate": [0.0, 0.3, 0.5, 0.4, 0.0, 0.11, 0.19, 0.3],
+    }
+)
+DIVERGING_CALIBRATION = pl.DataFrame(
+    {
+        "study": "s",
+        "dataset": "d",
+        "model": "m",
+        "corruption": ["mnar"] * 4 + ["mcar"] * 4,
+        "severity": [0.0, 0.1, 0.2, 0.3] * 2,
+        "accuracy": [0.9, 0.8, 0.6, 0.7, 0.9, 0.85, 0.8, 0.75],
+        "gap": [0.0, 0.1, 0.2, 0.15, 0.0, 0.05, 0.1, 0.15],
+    }
+)
+
+
+def test_curves_against_the_realised_rate():
+    from relcol.analysis import on_realised_axis, realised_trends
+
+    corruptions, calibration = DIVERGING, DIVERGING_CALIBRATION
+    axis = on_realised_axis(calibration, corruptions)
+    assert axis.get_column("realised_rate").to_list() == corruptions["realised_rate"].to_list()
+    assert axis.get_column("diverges").to_list() == [True] * 4 + [False] * 4
+    trends = realised_trends(calibration, corruptions, ("accuracy",))
+    got = {r["corruption"]: r for r in trends.to_dicts()}
+    # mnar: accuracy ranks 4,3,1,2 against d ranks 1..4 (ρ = −0.8) but against the
+    # realised ranks 1,2,4,3 it is a perfect decline (ρ = −1, exact p = 2/24).
+    assert got["mnar"]["rho_nominal"] == pytest.approx(-0.8)
+    assert got["mnar"]["rho_realised"] == pytest.approx(-1.0)
+    assert got["mnar"]["p_realised"] == pytest.approx(2 / 24)
+    assert got["mnar"]["max_deviation"] == pytest.approx(0.3) and got["mnar"]["diverges"]
+    assert got["mcar"]["rho_realised"] == got["mcar"]["rho_nominal"] == pytest.approx(-1.0)
+    assert not got["mcar"]["diverges"]
 
 
 def test_analysis_doctests():

@@ -95,7 +95,34 @@ SPECS = [
         TEXT.replace('name = "tiny"', 'name = "tiny"\nname = "other"'),
         "not valid TOML",
     ),
-    ("bad-driver", edit('name = "mcar"', 'name = "mar"\ndriver = 99'), "driver must be an int"),
+    (
+        "bad-driver",
+        edit('name = "mcar"', 'name = "mar"\ndriver = 99'),
+        "driver must be a feature name or index",
+    ),
+    (
+        "unknown-feature-name",
+        edit('name = "mcar"', 'name = "mcar"\ncolumns = ["alcohol", "colour"]'),
+        "no feature named 'colour'",
+    ),
+    (
+        "mar-weights-without-drivers",
+        edit('name = "mcar"', 'name = "mar"\nweights = [1.0, 2.0]'),
+        "weights must be a list with one number per driver",
+    ),
+    (
+        "mar-constant-driver",
+        edit('name = "wine"', 'name = "digits"').replace(
+            'name = "mcar"', 'name = "mar"\ndriver = 0', 1
+        ),
+        "driver feature(s) [0] give a score that is constant in the clean training data",
+    ),
+    ("bad-fraction", edit('name = "mcar"', 'name = "mcar"\nfraction = 1.5'), "fraction must be"),
+    (
+        "corruption-repeats",
+        edit('name = "mcar"', 'name = "mcar"\nrepeats = 0'),
+        "repeats must be an int in [1, 10000]",
+    ),
     ("bad-beta", edit('name = "mcar"', 'name = "mar"\nbeta = "strong"'), "beta must be"),
     (
         "unknown-operator-param",
@@ -187,6 +214,7 @@ OPTIONS = [
     ("unknown-option", ["ingest", "--bogus"], "No such option '--bogus'"),
     ("unknown-command", ["ingets"], "No such command 'ingets'"),
     ("bins-zero", ["report", "--bins", "0"], "'--bins'"),
+    ("stability-at-zero", ["report", "--stability-at", "0"], "'--stability-at'"),
     ("bins-text", ["report", "--bins", "many"], "'--bins'"),
     ("report-unknown-study", ["report", "--study", "nope"], "no study 'nope'"),
     ("report-traversal", ["report", "--study", "../x"], "study name must be"),

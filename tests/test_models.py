@@ -182,3 +182,22 @@ def test_hist_gradient_boosting_refuses_more_categories_than_bins():
             n_classes=2,
             categorical=np.array([False, True]),
         )
+
+
+def test_a_capped_mlp_fit_prints_no_convergence_warning_issue_15(wine, monkeypatch):
+    # ConvergenceWarning is a UserWarning: a later "always" filter for UserWarning let it
+    # through, and the built-in study's ingest printed one per MLP fit on `synthetic`.
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.neural_network import MLPClassifier
+
+    def capped(self, X, y):
+        warnings.warn("Maximum iterations (500) reached", ConvergenceWarning, stacklevel=2)
+        return self
+
+    monkeypatch.setattr(MLPClassifier, "fit", capped)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fit_frozen(ModelSpec("mlp", "mlp", {}), wine.X_train, wine.y_train, seed=0, n_classes=3)
+    assert [str(w.message) for w in caught] == []

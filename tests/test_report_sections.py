@@ -336,3 +336,24 @@ def test_the_same_warehouse_gives_the_same_page_end_to_end(tiny_warehouse, tmp_p
         for k in ("a", "b")
     ]
     assert pages[0].read_bytes() == pages[1].read_bytes()
+
+
+def test_a_curve_whose_realised_rate_diverges_is_drawn_and_tested_against_it():
+    from relcol.analysis import on_realised_axis
+    from relcol.report._sections import corruptions_section
+    from tests.test_analysis import DIVERGING, DIVERGING_CALIBRATION
+
+    corruptions, calibration = DIVERGING, DIVERGING_CALIBRATION
+    fig = degradation_figure(on_realised_axis(calibration, corruptions), realised=["mnar"])
+    labels = [ax.get_xlabel() for ax in fig.axes[2:4]]  # bottom row: mnar, mcar
+    assert labels == ["realised rate", "severity d"]
+    # The mnar column's accuracy line runs through the realised rates, sorted by them.
+    line = fig.axes[0].get_lines()[0]
+    assert list(line.get_xdata()) == [0.0, 0.3, 0.4, 0.5]
+    assert list(line.get_ydata()) == [0.9, 0.8, 0.7, 0.6]
+    html = corruptions_section({"calibration": calibration, "corruptions": corruptions})
+    assert "Trends against the realised rate" in html and "max |realised − d|" in html
+    calm = corruptions.filter(pl.col("corruption") == "mcar")
+    assert "Trends against the realised rate" not in corruptions_section(
+        {"calibration": calibration, "corruptions": calm}
+    )

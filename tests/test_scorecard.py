@@ -160,3 +160,90 @@ def test_report_sections_show_consistency_per_model_and_the_scorecard(study, tmp
     )
     assert consistency_section({"calibration": cal}) == ""
     assert math.isfinite(tables["scorecard"]["robustness"][0])
+
+
+# ---------------------------------- the noise levels as spec / API / CLI options (issue 15)
+
+CARD_SPEC = """
+name = "card"
+seeds = [0, 1]
+repeats = 2
+severities = [0.0, 0.5, 1.0]
+
+[[datasets]]
+name = "synthetic"
+n_samples = 300
+n_features = 6
+n_classes = 3
+
+[[models]]
+name = "naive_bayes"
+
+[[models]]
+name = "logistic_regression"
+
+[[corruptions]]
+name = "gaussian_noise"
+id = "noise"
+
+[scorecard]
+noise = "noise"
+stability_at = 0.5
+resilience_at = 1.0
+"""
+
+
+def test_the_scorecards_noise_levels_come_from_the_spec_or_the_caller(tmp_path):
+    import relcol
+
+    (tmp_path / "card.toml").write_text(CARD_SPEC)
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest(tmp_path / "card.toml", wh)
+    predictions = wh.predictions("card").collect()
+    cal = relcol.calibration(wh)
+
+    def by_model(card: pl.DataFrame) -> dict:
+        return {r["model"]: r for r in card.iter_rows(named=True)}
+
+    from_spec = by_model(relcol.scorecard(wh))
+    expected = {
+        r["model"]: r["stability"]
+        for r in stability(predictions, noise="noise", severity=0.5).iter_rows(named=True)
+    }
+    for model, row in from_spec.items():
+        assert row["stability"] == expected[model] and row["stability"] is not None
+        accuracy = cal.filter((pl.col("model") == model) & (pl.col("corruption") == "noise"))
+        acc = dict(zip(accuracy["severity"], accuracy["accuracy"], strict=True))
+        assert row["resilience"] == pytest.approx(min(acc[1.0] / acc[0.0], 1.0))
+    # The caller overrides the spec: at 1.0 SD stability is agreement at that level.
+    at_one = by_model(relcol.scorecard(wh, stability_at=1.0))
+    expected_one = {
+        r["model"]: r["stability"]
+        for r in stability(predictions, noise="noise", severity=1.0).iter_rows(named=True)
+    }
+    assert {m: r["stability"] for m, r in at_one.items()} == expected_one
+    # A level the study does not have: null with the reason.
+    missing = by_model(relcol.scorecard(wh, stability_at=0.05))
+    assert all(r["stability"] is None and "0.05" in r["note"] for r in missing.values())
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (('noise = "noise"', 'noise = "blur"'), "noise 'blur' is not one of the study's"),
+        (("stability_at = 0.5", "stability_at = 0.25"), "stability_at = 0.25 is not a severity"),
+        (("resilience_at = 1.0", "resilience_at = -1"), "resilience_at must be a severity > 0"),
+        (("resilience_at = 1.0", "resilience_at = 1.0\nbaseline = 1"), "unknown key 'baseline'"),
+    ],
+)
+def test_a_bad_scorecard_table_is_refused(edit, message):
+    from relcol.errors import SpecError
+    from relcol.study import parse_study
+
+    assert parse_study(CARD_SPEC).scorecard == {
+        "noise": "noise",
+        "stability_at": 0.5,
+        "resilience_at": 1.0,
+    }
+    with pytest.raises(SpecError, match=message):
+        parse_study(CARD_SPEC.replace(*edit))

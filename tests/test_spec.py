@@ -25,6 +25,7 @@ def test_the_builtin_default_study_is_valid_and_covers_every_operator_and_six_mo
         "mcar",
         "mar",
         "mnar",
+        "ampute",
         "gaussian_noise",
         "label_noise",
         "structural_bias",

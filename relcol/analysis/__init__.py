@@ -19,7 +19,7 @@ from relcol.analysis._bootstrap import (
     seed_spread,
     with_intervals,
 )
-from relcol.analysis._corruptions import realised_rates
+from relcol.analysis._corruptions import on_realised_axis, realised_rates, realised_trends
 from relcol.analysis._coverage import LAWS, CoverageResult, Law, coverage_study, simulate_studies
 from relcol.analysis._degradation import degradation_summary, worst_gaps
 from relcol.analysis._multilabel import multilabel_bins, multilabel_calibration, multilabel_pairs
@@ -69,12 +69,14 @@ __all__ = [
     "multilabel_bins",
     "multilabel_calibration",
     "multilabel_pairs",
+    "on_realised_axis",
     "paired_differences",
     "percentile_interval",
     "poisson_weight",
     "poisson_weights",
     "rank_metrics",
     "realised_rates",
+    "realised_trends",
     "recalibrate_rows",
     "recalibration_table",
     "seed_spread",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from typing import Any, ClassVar
 
@@ -48,19 +48,32 @@ class TrainingStats:
         feature has no numeric meaning, so its ``mean`` and ``sd`` are NaN, "never
         observed": the numeric operators leave it alone, while ``mcar`` and ``mar``
         blank it like any other and ``categorical_shift`` acts only on it.
+    labels : ndarray of shape (n_train,) or None
+        The clean training labels, when given: ``structural_bias`` needs them to find
+        the training rows of its target class.
+
+    Thresholds and intercepts are fitted on the rows of ``train``; ``rows`` narrows
+    them to a group while keeping ``mean`` and ``sd`` (the scale d is measured in).
     """
 
     mean: np.ndarray
     sd: np.ndarray
     train: np.ndarray
     n_classes: int
+    labels: np.ndarray | None = None
     categorical: np.ndarray | None = None
 
     @classmethod
     def fit(
-        cls, X_train: np.ndarray, n_classes: int, *, categorical: np.ndarray | None = None
+        cls,
+        X_train: np.ndarray,
+        n_classes: int,
+        labels: np.ndarray | None = None,
+        *,
+        categorical: np.ndarray | None = None,
     ) -> TrainingStats:
-        """Compute the statistics of clean training features ``X_train`` (n_train × n_features).
+        """Compute the statistics of clean training features ``X_train`` (n_train × n_features)
+        and, optionally, keep the clean training ``labels``.
 
         ``categorical`` masks the features that hold category codes (default: none).
         """
@@ -97,9 +110,33 @@ class TrainingStats:
             train[:, observed], axis=0
         )
         sd[constant] = 0.0
+        if labels is not None:
+            labels = np.array(labels, copy=True)
+            if labels.shape != (train.shape[0],):
+                raise InputError(
+                    "TrainingStats.fit: labels must have one entry per training row "
+                    f"({train.shape[0]}). Got shape {labels.shape}."
+                )
+            labels.flags.writeable = False
         for array in (mean, sd, train, mask):
             array.flags.writeable = False
-        return cls(mean=mean, sd=sd, train=train, n_classes=int(n_classes), categorical=mask)
+        return cls(
+            mean=mean,
+            sd=sd,
+            train=train,
+            n_classes=int(n_classes),
+            labels=labels,
+            categorical=mask,
+        )
+
+    def rows(self, selected: np.ndarray) -> TrainingStats:
+        """The same statistics with ``train`` (and ``labels``) narrowed to the rows
+        ``selected`` (a boolean mask): quantiles and intercepts are then fitted on that
+        group, while ``mean`` and ``sd`` stay those of all training rows."""
+        train = self.train[selected]
+        train.flags.writeable = False
+        labels = None if self.labels is None else self.labels[selected]
+        return replace(self, train=train, labels=labels)
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,6 +173,13 @@ class Corrupted:
 def share(selected: np.ndarray) -> float:
     """Mean of a boolean array as a float; 0.0 for an empty one."""
     return float(selected.mean()) if selected.size else 0.0
+
+
+def patch_rows(X: np.ndarray, y: np.ndarray, rows: np.ndarray, part: Corrupted) -> Corrupted:
+    """``X`` and ``y`` with ``rows`` replaced by the corrupted ``part``; the part's rates."""
+    X[rows] = part.X
+    y[rows] = part.y
+    return Corrupted(X=X, y=y, realised_rate=part.realised_rate, changed_share=part.changed_share)
 
 
 # ----------------------------------------------------------------------- numerics
@@ -208,6 +252,77 @@ def check_number(op: str, param: str, value: object) -> float:
     return float(value)
 
 
+def check_fraction(op: str, value: object) -> float:
+    """``value`` as a row fraction in (0, 1], else a SpecError naming ``op``."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value <= 1:
+        raise SpecError(f"{op}: fraction must be a number in (0, 1]. Got {value!r}.")
+    return float(value)
+
+
+def check_columns(op: str, param: str, value: object, n_features: int) -> tuple[int, ...]:
+    """``value`` (one feature index or a list of them) as distinct indices in
+    [0, n_features − 1], else a SpecError. Feature *names* are turned into indices
+    before this, by ``resolve_names``."""
+    values = value if isinstance(value, list | tuple) else [value]
+    if (
+        not values
+        or any(
+            isinstance(v, bool) or not isinstance(v, Integral) or not 0 <= v < n_features
+            for v in values
+        )
+        or len(set(values)) != len(values)
+    ):
+        raise SpecError(
+            f"{op}: {param} must be a feature name or index in [0, {n_features - 1}], or a "
+            f"non-empty list of distinct ones. Got {value!r}."
+        )
+    return tuple(int(v) for v in values)
+
+
+def column_param(given: Mapping[str, object], op: str, n_features: int) -> dict[str, Any]:
+    """The validated ``columns`` entry of an operator's parameters ({} when not given)."""
+    if "columns" not in given:
+        return {}
+    return {"columns": check_columns(op, "columns", given["columns"], n_features)}
+
+
+def selected_columns(columns: tuple[int, ...] | None, n_features: int) -> np.ndarray:
+    """The indices ``columns`` names; every feature when it is None (the default)."""
+    return np.arange(n_features) if columns is None else np.asarray(columns)
+
+
+#: Parameters (at any depth of an operator's table) that name features.
+FEATURE_KEYS = frozenset({"columns", "driver", "incomplete", "group_feature"})
+
+
+def resolve_names(params: object, feature_names: tuple[str, ...], where: str) -> object:
+    """``params`` with every feature *name* under a ``FEATURE_KEYS`` key replaced by its
+    index in ``feature_names`` (recursively, through tables and lists of tables); the
+    word ``"auto"`` is kept. An unknown name raises a SpecError naming ``where``."""
+    index = {name: i for i, name in enumerate(feature_names)}
+
+    def one(value: object) -> object:
+        if not isinstance(value, str) or value == "auto":
+            return value
+        if value not in index:
+            shown = ", ".join(map(repr, feature_names[:8])) + (
+                ", ..." if len(feature_names) > 8 else ""
+            )
+            raise SpecError(f"{where}: no feature named {value!r}; features: {shown}.")
+        return index[value]
+
+    def walk(value: object, key: object = None) -> object:
+        if isinstance(value, Mapping):
+            return {k: walk(v, k) for k, v in value.items()}
+        if key in FEATURE_KEYS:
+            return [one(v) for v in value] if isinstance(value, list) else one(value)
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+
+    return walk(params)
+
+
 def check_choice(op: str, param: str, value: object, choices: tuple[str, ...]) -> str:
     """``value`` if it is one of ``choices``, else a SpecError listing them."""
     if not isinstance(value, str) or value not in choices:
@@ -253,7 +368,8 @@ class Operator(ABC):
         Parameters
         ----------
         params : Mapping
-            The parameters as the user wrote them (a TOML table).
+            The parameters as the user wrote them (a TOML table). Every operator also
+            takes ``fraction`` (see ``__call__``).
         n_features, n_classes : int
             The shape of the dataset the operator will be applied to.
 
@@ -266,15 +382,16 @@ class Operator(ABC):
             raise SpecError(
                 f"{self.name}: parameters must be a table (mapping). Got {type(params).__name__}."
             )
-        unknown = sorted(set(params) - set(self.defaults), key=str)
+        unknown = sorted(set(params) - set(self.defaults) - {"fraction"}, key=str)
         if unknown:
-            allowed = (
-                f"allowed: {', '.join(map(repr, sorted(self.defaults)))}"
-                if self.defaults
-                else f"{self.name} takes no parameters"
-            )
-            raise SpecError(f"{self.name}: unknown parameter {unknown[0]!r}; {allowed}.")
-        return self._validate(dict(params), n_features=n_features, n_classes=n_classes)
+            allowed = ", ".join(map(repr, sorted({*self.defaults, "fraction"})))
+            raise SpecError(f"{self.name}: unknown parameter {unknown[0]!r}; allowed: {allowed}.")
+        given = dict(params)
+        fraction = given.pop("fraction", None)
+        out = self._validate(given, n_features=n_features, n_classes=n_classes)
+        if fraction is not None:
+            out["fraction"] = check_fraction(self.name, fraction)
+        return out
 
     def _validate(
         self, given: dict[str, object], *, n_features: int, n_classes: int
@@ -330,6 +447,9 @@ class Operator(ABC):
             Statistics of the clean training features.
         **params
             Parameters as returned by ``validate``; missing ones take their defaults.
+            ``fraction`` = f < 1 first picks each row independently with probability f
+            (Jenga's row fraction) and corrupts only those rows; the others come back
+            byte-identical, and the rates are measured over the picked rows.
 
         Returns
         -------
@@ -339,7 +459,12 @@ class Operator(ABC):
         y = np.array(y, copy=True)
         if d == 0 or X.shape[0] == 0:
             return Corrupted(X=X, y=y, realised_rate=0.0, changed_share=0.0)
-        return self._apply(X, y, float(d), rng, stats, **{**self.defaults, **params})
+        params = {**self.defaults, **params}
+        fraction = params.pop("fraction", 1.0)
+        if fraction < 1.0:
+            rows = np.flatnonzero(rng.random(X.shape[0]) < fraction)
+            return patch_rows(X, y, rows, self(X[rows], y[rows], d, rng, stats, **params))
+        return self._apply(X, y, float(d), rng, stats, **params)
 
     @abstractmethod
     def _apply(
@@ -352,3 +477,16 @@ class Operator(ABC):
         **params: Any,
     ) -> Corrupted:
         """Corrupt the private copies ``X`` and ``y`` (free to modify) at ``d`` > 0."""
+
+
+class ColumnOperator(Operator):
+    """An operator whose only parameter (besides ``fraction``) is ``columns``: the
+    features it works on, by index (names are resolved before validation); every
+    feature by default."""
+
+    defaults: ClassVar[Mapping[str, Any]] = {"columns": None}
+
+    def _validate(
+        self, given: dict[str, object], *, n_features: int, n_classes: int
+    ) -> dict[str, Any]:
+        return column_param(given, self.name, n_features)

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._base import Corrupted, Operator, TrainingStats, share, usable_sd
+from ._base import (
+    ColumnOperator,
+    Corrupted,
+    TrainingStats,
+    selected_columns,
+    share,
+    usable_sd,
+)
 
 
-class GaussianNoise(Operator):
+class GaussianNoise(ColumnOperator):
     """Additive Gaussian noise measured in training standard deviations.
 
     Severity d is the noise scale in training SDs: x_ij + ε_ij with
@@ -15,25 +22,39 @@ class GaussianNoise(Operator):
     a feature without training spread (s_j = 0 or undefined) is left unchanged.
     Range [0, ∞); d must be finite.
 
-    Eligible entries: all cells. ``realised_rate`` is the realised noise scale in
-    training SDs, √mean((ε_ij / s_j)²) over the observed cells of features with
-    s_j > 0 (an estimate of d with relative standard error 1/√(2·cells); 0.0 when
-    there is no such cell). ``changed_share`` is the share of all cells whose value
-    differs from the input (NaN cells, features without spread and, rarely, noise
-    too small to move a float do not). Takes no parameters.
+    Eligible entries: the selected columns' cells. ``realised_rate`` is the realised
+    noise scale in training SDs, √mean((ε_ij / s_j)²) over the observed cells of
+    features with s_j > 0 (an estimate of d with relative standard error
+    1/√(2·cells); 0.0 when there is no such cell). ``changed_share`` is the share
+    of the eligible cells whose value differs from the input (NaN cells, features
+    without spread and, rarely, noise too small to move a float do not).
+
+    Parameters
+    ----------
+    columns : feature name or index, or a list of them, default all features
     """
 
     name = "gaussian_noise"
     severity_range = (0.0, float("inf"))
 
     def _apply(
-        self, X: np.ndarray, y: np.ndarray, d: float, rng: np.random.Generator, stats: TrainingStats
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        d: float,
+        rng: np.random.Generator,
+        stats: TrainingStats,
+        *,
+        columns: tuple[int, ...] | None,
     ) -> Corrupted:
-        scale = usable_sd(stats.sd)
-        standard = rng.standard_normal(X.shape)
-        noisy = X + standard * (d * scale)
-        observed = ~np.isnan(X)
+        selected = selected_columns(columns, X.shape[1])
+        values = X[:, selected]
+        scale = usable_sd(stats.sd[selected])
+        standard = rng.standard_normal(values.shape)
+        noisy = values + standard * (d * scale)
+        observed = ~np.isnan(values)
         moved = observed & (scale > 0)
         realised = d * float(np.sqrt(np.mean(standard[moved] ** 2))) if moved.any() else 0.0
-        changed = observed & (noisy != X)
-        return Corrupted(X=noisy, y=y, realised_rate=realised, changed_share=share(changed))
+        changed = observed & (noisy != values)
+        X[:, selected] = noisy
+        return Corrupted(X=X, y=y, realised_rate=realised, changed_share=share(changed))

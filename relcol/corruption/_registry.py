@@ -6,6 +6,7 @@ from types import MappingProxyType
 
 from relcol.errors import SpecError
 
+from ._amputation import Ampute
 from ._base import Operator
 from ._bias import StructuralBias
 from ._categorical import CategoricalShift
@@ -19,6 +20,7 @@ _PLAIN: tuple[Operator, ...] = (
     MCAR(),
     MAR(),
     MNAR(),
+    Ampute(),
     GaussianNoise(),
     LabelNoise(),
     Scaling(),

@@ -194,9 +194,11 @@ def fit_frozen(
         _check_cardinality(spec, X_train[idx], _mask(categorical), params.get("max_bins", 255))
     estimator = recipe.build(params, categorical)
     with warnings.catch_warnings(record=True) as caught:
-        # A capped iteration count is part of the model's definition, not an error.
-        warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("always", UserWarning)
+        # A capped iteration count is part of the model's definition, not an error. This
+        # filter must come second: simplefilter puts the newest first, and ConvergenceWarning
+        # is a UserWarning, so "always" before it would let every one through.
+        warnings.simplefilter("ignore", ConvergenceWarning)
         estimator.fit(X_train[idx], y_train[idx], **recipe.fit_params(categorical))
     for warning in caught:
         if str(warning.message) == _INTERRUPTED:

@@ -19,7 +19,11 @@ from relcol.report._figures import (
     scorecard_figure,
 )
 from relcol.report._html import SECTIONS, ReportMeta, render_html, write_report
-from relcol.report._tables import calibration_table, realised_rates_table
+from relcol.report._tables import (
+    calibration_table,
+    realised_rates_table,
+    realised_trends_table,
+)
 from relcol.report._terminal import terminal_summary
 
 __all__ = [
@@ -33,6 +37,7 @@ __all__ = [
     "figure_svg",
     "model_styles",
     "realised_rates_table",
+    "realised_trends_table",
     "reliability_figure",
     "render_html",
     "risk_coverage_figure",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -189,6 +189,7 @@ def degradation_figure(
     *,
     title: str | None = None,
     styles: Styles | None = None,
+    realised: Collection[str] = (),
 ) -> Figure:
     """Accuracy, mean confidence, ECE and the gap Δ against severity for one dataset.
 
@@ -204,6 +205,10 @@ def degradation_figure(
     styles
         Line style per model from :func:`model_styles`; defaults to the models of
         ``calibration`` in order of first appearance.
+    realised
+        Corruptions whose column is drawn against the mean realised rate (column
+        ``realised_rate``, see :func:`relcol.analysis.on_realised_axis`) instead of d:
+        those whose realised rate diverges from d.
 
     Returns
     -------
@@ -227,15 +232,16 @@ def degradation_figure(
         )  # fmt: skip
         for j, corruption in enumerate(corruptions):
             rows = calibration.filter(pl.col("corruption") == corruption)
+            x = "realised_rate" if corruption in realised else "severity"
             for i, (metric, label) in enumerate(panels):
                 ax = axes[i, j]
                 if metric == "gap":
                     ax.axhline(0.0, color=GREY, lw=0.8, zorder=1)
-                _degradation_panel(ax, rows, metric, models, styles)
+                _degradation_panel(ax, rows, metric, models, styles, x=x)
                 if i == 0:
                     ax.set_title(_plain(corruption))
                 if i == len(panels) - 1:
-                    ax.set_xlabel("severity d")
+                    ax.set_xlabel("realised rate" if x == "realised_rate" else "severity d")
                 if j == 0:
                     ax.set_ylabel(label)
         _share_probability_scale(axes, calibration, panels)
@@ -244,7 +250,9 @@ def degradation_figure(
     return fig
 
 
-def _degradation_panel(ax: Axes, rows: pl.DataFrame, metric: str, models, styles) -> None:
+def _degradation_panel(
+    ax: Axes, rows: pl.DataFrame, metric: str, models, styles, *, x: str = "severity"
+) -> None:
     has_band = _has_band(rows, metric)
     has_label = "label" in rows.columns
     for model in models:
@@ -254,16 +262,18 @@ def _degradation_panel(ax: Axes, rows: pl.DataFrame, metric: str, models, styles
         style = styles[model]
         parts = lines.partition_by("label", maintain_order=True) if has_label else [lines]
         for part in parts:
-            part = part.sort("severity")
-            x, y = _values(part, "severity"), _values(part, metric)
+            part = part.sort(x)
+            xs, y = _values(part, x), _values(part, metric)
             per_label = has_label and part.get_column("label").null_count() == 0
             if per_label:
-                ax.plot(x, y, color=style["color"], linestyle=style["linestyle"], lw=0.8, alpha=0.4)
+                ax.plot(
+                    xs, y, color=style["color"], linestyle=style["linestyle"], lw=0.8, alpha=0.4
+                )
                 continue
-            ax.plot(x, y, lw=1.5, ms=3.5, **style)
+            ax.plot(xs, y, lw=1.5, ms=3.5, **style)
             if has_band:
                 lo, hi = _values(part, f"{metric}_lo"), _values(part, f"{metric}_hi")
-                ax.fill_between(x, lo, hi, color=style["color"], alpha=0.18, lw=0)
+                ax.fill_between(xs, lo, hi, color=style["color"], alpha=0.18, lw=0)
 
 
 def _share_probability_scale(axes, calibration: pl.DataFrame, panels) -> None:

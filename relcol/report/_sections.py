@@ -13,7 +13,12 @@ from html import escape
 
 import polars as pl
 
-from relcol.analysis import degradation_summary, realised_rates
+from relcol.analysis import (
+    degradation_summary,
+    on_realised_axis,
+    realised_rates,
+    realised_trends,
+)
 from relcol.analysis._bootstrap import MIN_BIN_SAMPLES
 from relcol.report._figures import (
     PANELS,
@@ -28,6 +33,7 @@ from relcol.report._tables import (
     calibration_table,
     interval_columns,
     realised_rates_table,
+    realised_trends_table,
     slim_nanoplots,
     table_html,
     trend_table,
@@ -79,13 +85,24 @@ def degradation_section(
     )
     colours = {m: str(s["color"]) for m, s in styles.items()}
 
+    corruptions = tables.get("corruptions")
+
     def render(part: pl.DataFrame, name: str, index: int) -> str:
-        fig = degradation_figure(part, title=name, styles=styles)
+        drawn, realised = part, []
+        if corruptions is not None and not corruptions.is_empty():
+            drawn = on_realised_axis(part, corruptions)
+            realised = drawn.filter(pl.col("diverges")).get_column("corruption").unique().to_list()
+        fig = degradation_figure(drawn, title=name, styles=styles, realised=realised)
         svg = figure_svg(fig, id_prefix=f"deg{index}", label=f"Degradation curves for {name}")
         caption = (
             f"{escape(name)}: accuracy, mean confidence, ECE and the gap Δ = mean confidence − "
             "accuracy against corruption severity d (thin lines: single labels)."
         )
+        if realised:
+            caption += (
+                f" Drawn against the realised rate instead, because it strays from d by more "
+                f"than max(0.02, 0.1·d): {escape(', '.join(sorted(realised)))}."
+            )
         curves = single_label(part)
         if curves.is_empty():
             return figure(svg, caption)
@@ -177,4 +194,14 @@ def corruptions_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str 
     if corruptions is None or corruptions.is_empty():
         return None
     body = table_html(realised_rates_table(realised_rates(corruptions)))
-    return section("corruptions", "Realised corruption rates", body)
+    trends = realised_trends(tables["calibration"], corruptions, ("accuracy", "gap"))
+    if not trends.is_empty() and trends.get_column("diverges").any():
+        body += "\n" + table_html(realised_trends_table(trends.filter(pl.col("diverges"))))
+    lead = (
+        "What each operator actually did: the mean realised rate (missing share, rows made "
+        "incomplete, labels replaced, noise scale in training SDs) at each nominal severity d. "
+        "A curve diverges when some mean realised rate strays from d by more than "
+        "max(0.02, 0.1·d); its degradation curves are drawn against the realised rate, and "
+        "its trends are tested against it too."
+    )
+    return section("corruptions", "Realised corruption rates", body, lead=lead)

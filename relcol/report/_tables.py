@@ -200,6 +200,13 @@ def realised_rates_table(rates: pl.DataFrame) -> GT:
     severities = rates.get_column("severity").unique().sort().to_list()
     wide = rates.pivot(on="severity", on_columns=severities, index=index, values="realised_rate")
     value_columns = wide.columns[len(index) :]
+    flagged = "diverges" in rates.columns and "deviation" in rates.columns
+    if flagged:
+        flags = rates.group_by(index).agg(
+            max_deviation=pl.col("deviation").abs().max(),
+            diverges=pl.when(pl.col("diverges").any()).then(pl.lit("yes")).otherwise(pl.lit("")),
+        )
+        wide = wide.join(flags, on=index, how="left", maintain_order="left")
     several_studies = "study" in index and wide.get_column("study").n_unique() > 1
     group_parts = [k for k in index if k != "corruption" and (k != "study" or several_studies)]
     wide = wide.with_columns(pl.concat_str(group_parts, separator=" / ").alias(_GROUP))
@@ -216,9 +223,35 @@ def realised_rates_table(rates: pl.DataFrame) -> GT:
         .cols_hide([k for k in index if k != "corruption"])
         .cols_label(**{c: f"d = {s:.2f}" for c, s in zip(value_columns, severities, strict=True)})
         .tab_spanner("severity", columns=value_columns)
-        .fmt_number(value_columns, decimals=3)
+        .fmt_number([*value_columns, *(["max_deviation"] if flagged else [])], decimals=3)
+        .cols_label(**({"max_deviation": "max |realised − d|"} if flagged else {}))
         .sub_missing(missing_text="–")
-        .tab_source_note(f"Mean over {per_cell} draws per cell.")
+        .tab_source_note(
+            f"Mean over {per_cell} draws per cell. A row diverges when a mean realised rate "
+            "differs from d by more than max(0.02, 0.1·d)."
+        )
+    )
+
+
+def realised_trends_table(trends: pl.DataFrame) -> GT:
+    """Spearman ρ of the diverging curves against d and against the realised rate.
+
+    ``trends`` is the output of :func:`relcol.analysis.realised_trends`.
+    """
+    keys = [k for k in ("dataset", "model", "corruption", "metric") if k in trends.columns]
+    shown = trends.select(*keys, "rho_nominal", "p_nominal", "rho_realised", "p_realised")
+    return (
+        GT(shown, id="relcol-realised-trends")
+        .tab_header(
+            title="Trends against the realised rate",
+            subtitle="Curves whose realised rate diverges from d: Spearman ρ of the pooled curve",
+        )
+        .tab_spanner("against d", columns=["rho_nominal", "p_nominal"])
+        .tab_spanner("against the realised rate", columns=["rho_realised", "p_realised"])
+        .cols_label(rho_nominal="ρ", p_nominal="p", rho_realised="ρ", p_realised="p")
+        .fmt_number(["rho_nominal", "rho_realised"], decimals=2)
+        .fmt_number(["p_nominal", "p_realised"], decimals=3)
+        .sub_missing(missing_text="–")
     )
 
 

@@ -9,7 +9,11 @@ The order of work makes every number reproducible and every comparison paired:
   corruption, severity, repeat), deliberately *not* by model or seed: every
   model and every training seed sees the same corrupted test set, so model
   differences and seed-to-seed consistency are measured on identical inputs;
-- severity 0 is the identity, so its rows are the clean predictions, predicted once.
+- severity 0 is the identity, so its rows are the clean predictions, predicted once;
+- a draw that repeats the first draw of its severity byte for byte (an operator that drew
+  nothing, such as ``mnar``'s quantile rule on continuous features) is not an independent
+  draw: when every repeat of a severity equals the first, that severity is stored once
+  (repeat 0) rather than as identical copies counted as replicates.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ import numpy as np
 import polars as pl
 from threadpoolctl import threadpool_limits
 
-from relcol.corruption import OPERATORS, TrainingStats
+from relcol.corruption import OPERATORS, Corrupted, TrainingStats
+from relcol.corruption._base import resolve_names
 from relcol.data import Dataset, load_dataset
 from relcol.errors import InputError, SpecError
 from relcol.models import ModelSpec, fit_frozen
@@ -128,7 +133,9 @@ def run_study(
     with warehouse.ingest(study.name, replace=replace, run_id=run_id) as staging:
         classes, logs, tasks = [], [], []
         for ds in datasets:
-            stats = TrainingStats.fit(ds.X_train, ds.n_classes, categorical=ds.categorical)
+            stats = TrainingStats.fit(
+                ds.X_train, ds.n_classes, labels=ds.y_train, categorical=ds.categorical
+            )
             draws = {
                 c.id: _draw(study, ds, c, params[ds.name, c.id], stats) for c in study.corruptions
             }
@@ -202,7 +209,9 @@ def _fit_predict_write(
         clean = frozen.predict_proba(ds.X_test)
         parts = []
         for c in shared.corruptions:
-            parts.append(_rows(ds, c, clean, shared.repeats, y=ds.y_test, severity=0.0))
+            parts.append(
+                _rows(ds, c, clean, c.repeats or shared.repeats, y=ds.y_test, severity=0.0)
+            )
             d = shared.draws[c.id]
             if len(d.y):
                 proba = frozen.predict_proba(d.X)
@@ -224,12 +233,16 @@ def _merged(environments: list[dict[str, str]]) -> dict[str, str]:
 
 
 def _validated(c: CorruptionSpec, ds: Dataset) -> dict:
+    """The corruption's parameters for this dataset: feature names turned into indices,
+    then checked by the operator."""
+    where = f"corruption {c.id!r} on dataset {ds.name!r}"
+    params = resolve_names(c.params, ds.feature_names, where)
     try:
         return OPERATORS[c.name].validate(
-            c.params, n_features=ds.X_train.shape[1], n_classes=ds.n_classes
+            params, n_features=ds.X_train.shape[1], n_classes=ds.n_classes
         )
     except SpecError as exc:
-        raise SpecError(f"corruption {c.id!r} on dataset {ds.name!r}: {exc}") from None
+        raise SpecError(f"{where}: {exc}") from None
 
 
 def _draw(
@@ -239,13 +252,14 @@ def _draw(
     blocks_X, blocks_y, sev, rep = [], [], [], []
     log = []
     n = len(ds.y_test)
+    repeats = c.repeats or study.repeats
     for d in c.severities:
-        for r in range(study.repeats):
-            if d == 0.0:
-                hit = changed = 0.0
-            else:
-                try:
-                    out = operator(
+        if d == 0.0:
+            outs = [None] * repeats
+        else:
+            try:
+                outs = [
+                    operator(
                         ds.X_test,
                         ds.y_test,
                         d,
@@ -253,8 +267,16 @@ def _draw(
                         stats,
                         **params,
                     )
-                except InputError as exc:  # the data cannot take it (no categorical feature)
-                    raise InputError(f"corruption {c.id!r} on dataset {ds.name!r}: {exc}") from None
+                    for r in range(repeats)
+                ]
+            except (SpecError, InputError) as exc:  # a driver without spread, no categorical
+                raise type(exc)(f"corruption {c.id!r} on dataset {ds.name!r}: {exc}") from None
+            if all(_same(out, outs[0]) for out in outs[1:]):
+                outs = outs[:1]  # the operator drew nothing: one draw, not identical copies
+        for r, out in enumerate(outs):
+            if out is None:
+                hit = changed = 0.0
+            else:
                 blocks_X.append(out.X)
                 blocks_y.append(out.y)
                 sev.append(np.full(n, d))
@@ -280,6 +302,11 @@ def _draw(
         repeat=np.concatenate(rep) if rep else np.empty(0, dtype=np.int32),
         log=log,
     )
+
+
+def _same(a: Corrupted, b: Corrupted) -> bool:
+    """Whether two draws are byte-identical (NaN cells compare equal)."""
+    return a.X.tobytes() == b.X.tobytes() and a.y.tobytes() == b.y.tobytes()
 
 
 def _rows(

@@ -1,8 +1,8 @@
 """The study spec: a TOML file naming the grid, validated once at the boundary.
 
 Every key of a ``[[datasets]]``, ``[[models]]`` or ``[[corruptions]]`` entry other
-than ``name``, ``id`` (and a corruption's own ``severities``) is a parameter of
-that dataset loader, estimator or operator. ``id`` names the entry in the long
+than ``name``, ``id`` (and a corruption's own ``severities`` and ``repeats``) is a
+parameter of that dataset loader, estimator or operator. ``id`` names the entry in the long
 table (default: ``name``), so one operator or model can appear twice with
 different parameters.
 """
@@ -27,18 +27,33 @@ from relcol.models import ModelSpec, validate_model
 from relcol.store import check_name
 
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:+-]{0,63}")
-TOP = {"name", "description", "test_size", "split_seed", "seeds", "repeats", "severities"}
+TOP = {
+    "name",
+    "description",
+    "test_size",
+    "split_seed",
+    "seeds",
+    "repeats",
+    "severities",
+    "scorecard",
+}
+#: The ``[scorecard]`` table: which corruption and severities define stability and resilience.
+SCORECARD = {"noise": "gaussian_noise", "stability_at": 0.05, "resilience_at": 0.1}
 TABLES = {"datasets", "models", "corruptions"}
 
 
 @dataclass(frozen=True)
 class CorruptionSpec:
-    """One corruption of the grid: operator ``name``, its ``id``, params and severity grid."""
+    """One corruption of the grid: operator ``name``, its ``id``, params and severity grid.
+
+    ``repeats`` overrides the study's repeats for this corruption (None: the study's).
+    """
 
     name: str
     id: str
     params: Mapping[str, Any]
     severities: tuple[float, ...]
+    repeats: int | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,7 @@ class Study:
     description: str = ""
     text: str = ""
     base: Path | None = field(default=None, compare=False)
+    scorecard: Mapping[str, Any] = field(default_factory=lambda: dict(SCORECARD))
 
     @property
     def spec_hash(self) -> str:
@@ -154,8 +170,10 @@ def parse_study(text: str, *, source: str = "study", base: Path | None = None) -
             raise SpecError(
                 f"{source}: {what} {dupes[0]!r} appears twice; give one of them another `id`"
             )
+    card = _scorecard(raw.get("scorecard", {}), source, corruptions)
     return Study(
         name=name,
+        scorecard=card,
         datasets=datasets,
         models=models,
         corruptions=corruptions,
@@ -167,6 +185,37 @@ def parse_study(text: str, *, source: str = "study", base: Path | None = None) -
         text=text,
         base=base,
     )
+
+
+def _scorecard(raw: object, source: str, corruptions: tuple[CorruptionSpec, ...]) -> dict[str, Any]:
+    """The ``[scorecard]`` table with defaults filled: ``noise`` names one of the study's
+    corruptions (by id) when the table is given, and both severities are in its grid."""
+    where = f"{source}: scorecard"
+    if not isinstance(raw, dict):
+        raise SpecError(f"{where} must be a table ([scorecard]). Got {raw!r}.")
+    unknown = sorted(set(raw) - set(SCORECARD))
+    if unknown:
+        raise SpecError(f"{where}: unknown key {unknown[0]!r}; allowed: {sorted(SCORECARD)}")
+    card = {**SCORECARD, **raw}
+    _check(isinstance(card["noise"], str), where, "noise", "a corruption id", card["noise"])
+    for key in ("stability_at", "resilience_at"):
+        value = card[key]
+        _check(_is_number(value) and 0 < value < math.inf, where, key, "a severity > 0", value)
+        card[key] = float(value)
+    if raw:
+        grids = {c.id: c.severities for c in corruptions}
+        if card["noise"] not in grids:
+            raise SpecError(
+                f"{where}: noise {card['noise']!r} is not one of the study's corruptions "
+                f"({', '.join(grids)})"
+            )
+        for key in ("stability_at", "resilience_at"):
+            if card[key] not in grids[card["noise"]]:
+                raise SpecError(
+                    f"{where}: {key} = {card[key]:g} is not a severity of {card['noise']!r} "
+                    f"({list(grids[card['noise']])})"
+                )
+    return card
 
 
 def _entries(raw: Mapping[str, Any], key: str, source: str) -> list[Mapping[str, Any]]:
@@ -227,7 +276,15 @@ def _corruption(
         raise SpecError(
             f"{where}: no severities: set `severities` at the top of the study or in this entry"
         )
-    params = {k: v for k, v in entry.items() if k not in {"name", "id", "severities"}}
+    repeats = entry.get("repeats")
+    _check(
+        repeats is None or (_is_int(repeats) and 1 <= repeats <= 10_000),
+        where,
+        "repeats",
+        "an int in [1, 10000]",
+        repeats,
+    )
+    params = {k: v for k, v in entry.items() if k not in {"name", "id", "severities", "repeats"}}
     operator = OPERATORS[name]
     for d in severities:
         try:
@@ -235,7 +292,7 @@ def _corruption(
         except SpecError as exc:
             raise SpecError(f"{where}: {exc}") from None
     return CorruptionSpec(
-        name=name, id=_entry_id(entry, where), params=params, severities=severities
+        name=name, id=_entry_id(entry, where), params=params, severities=severities, repeats=repeats
     )
 
 
