@@ -46,7 +46,7 @@ def test_the_truth_is_the_law_in_a_very_large_sample():
     law = LAWS["overconfident"]
     truth = law.truth()
     rows = simulate_studies(1, 1_000_000, law=law, seed=11)
-    tables = metric_tables(rows, CELL, draws=10)
+    tables = metric_tables(rows, CELL, draws=10, events=())
     frames = pl.collect_all([tables[t] for t in ("calibration", "discrimination", "selective")])
     sample = {k: v for frame in frames for k, v in frame.row(0, named=True).items()}
     # binned estimators carry a floor of order √(M/n) ≈ 0.004 at 10⁶ rows; the rest are
