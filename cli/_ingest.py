@@ -254,7 +254,7 @@ def _ingest_predictions(
         classes=reading["classes"],
         model=reading["model"],
         dataset=reading["dataset"],
-        proba_prefix=reading["proba_prefix"] or "p_",
+        proba_prefix="p_" if reading["proba_prefix"] is None else reading["proba_prefix"],
         tolerance=1e-3 if reading["tolerance"] is None else reading["tolerance"],
         replace=replace,
     )

@@ -107,7 +107,7 @@ def ingest_predictions(
         source,
         columns=columns,
         classes=classes,
-        model=model or name,
+        model=name if model is None else model,
         dataset=dataset,
         proba_prefix=proba_prefix,
         tolerance=tolerance,
