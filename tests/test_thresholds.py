@@ -113,7 +113,7 @@ def test_d_star_is_the_first_severity_significantly_overconfident_by_more_than_t
     )
     clean = cal.with_columns(gap_lo=pl.lit(0.3))  # overconfident already on clean data
     assert thresholds(clean, discrimination(cal, [0.9] * 4)).row(0, named=True)["d_star"] == 0.0
-    with pytest.raises(ParameterError, match=r"tau must be a number >= 0\. Got -0\.1"):
+    with pytest.raises(ParameterError, match=r"tau must be a number in \[0, 1\)\. Got -0\.1"):
         thresholds(cal, discrimination(cal, [0.9] * 4), tau=-0.1)
 
 

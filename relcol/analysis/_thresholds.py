@@ -145,6 +145,14 @@ def _level(value: pl.Expr, green: float, amber: float, *, higher_is_better: bool
     )
 
 
+def check_tau(tau: object) -> float:
+    """``tau`` (the d* margin on the gap) as a float in [0, 1): the gap is a difference of
+    two shares, so a margin of 1 or more is never exceeded."""
+    if isinstance(tau, bool) or not isinstance(tau, int | float) or not 0 <= tau < 1:
+        raise ParameterError(f"tau must be a number in [0, 1). Got {tau!r}.")
+    return float(tau)
+
+
 def thresholds(
     calibration: pl.DataFrame,
     discrimination: pl.DataFrame,
@@ -181,8 +189,7 @@ def thresholds(
         ``action``, ``clean_traffic_light``, ``worst_severity``. Curves in the
         calibration table's order.
     """
-    if isinstance(tau, bool) or not isinstance(tau, int | float) or not tau >= 0:
-        raise ParameterError(f"tau must be a number >= 0. Got {tau!r}.")
+    tau = check_tau(tau)
     require_columns(
         calibration,
         ("study", "dataset", "model", "corruption", "severity", "accuracy", "mean_confidence"),

@@ -12,13 +12,17 @@ at; LightGBM treats NaN as zero at features that had none in training).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.impute import SimpleImputer
@@ -38,6 +42,41 @@ def _lightgbm() -> type[BaseEstimator]:
     return LGBMClassifier
 
 
+def _check_sklearn(estimator: BaseEstimator) -> None:
+    """scikit-learn's own check of an estimator's parameters (types and ranges), no fit."""
+    estimator._validate_params()
+
+
+def _check_lightgbm(estimator: BaseEstimator) -> None:
+    """LightGBM checks its parameters only when it trains: train one round on eight rows,
+    with the native library's messages (it prints before raising) silenced."""
+    rounds = estimator.get_params()["n_estimators"]
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"n_estimators must be an int >= 1. Got {rounds!r}.")
+    X, y = np.arange(16.0).reshape(8, 2), np.tile([0, 1], 4)
+    with _native_output_silenced(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clone(estimator).set_params(n_estimators=1).fit(X, y)
+
+
+@contextlib.contextmanager
+def _native_output_silenced() -> Iterator[None]:
+    """Send file descriptors 1 and 2 to /dev/null: what a native library writes there."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, devnull):
+            os.close(fd)
+
+
 @dataclass(frozen=True)
 class Recipe:
     """How a zoo model is built: its estimator, defaults, and what it learns about NaN."""
@@ -47,13 +86,18 @@ class Recipe:
     takes_seed: bool = True
     impute: bool = True  # False: the estimator handles NaN natively
     scale: bool = False
+    check: Callable[[BaseEstimator], None] = _check_sklearn  # the library's parameter check
 
     def build(self, params: Mapping[str, Any]) -> BaseEstimator:
-        estimator = self.estimator()(**{**self.defaults, **params})
+        estimator = self.bare(params)
         if not self.impute:
             return estimator
         steps = [SimpleImputer(strategy="mean")] + ([StandardScaler()] if self.scale else [])
         return make_pipeline(*steps, estimator)
+
+    def bare(self, params: Mapping[str, Any]) -> BaseEstimator:
+        """The estimator alone (no imputer or scaler) with the defaults and ``params``."""
+        return self.estimator()(**{**self.defaults, **params})
 
     def parameter_names(self) -> set[str]:
         return set(self.estimator()().get_params())
@@ -69,7 +113,12 @@ ZOO: dict[str, Recipe] = {
     "hist_gradient_boosting": Recipe(
         _const(HistGradientBoostingClassifier), {"max_iter": 100}, impute=False
     ),
-    "lightgbm": Recipe(_lightgbm, {"n_estimators": 100, "verbose": -1, "n_jobs": 1}, impute=False),
+    "lightgbm": Recipe(
+        _lightgbm,
+        {"n_estimators": 100, "verbose": -1, "n_jobs": 1},
+        impute=False,
+        check=_check_lightgbm,
+    ),
     "mlp": Recipe(
         _const(MLPClassifier), {"hidden_layer_sizes": (64,), "max_iter": 500}, scale=True
     ),
@@ -101,6 +150,21 @@ def validate_model(spec: ModelSpec, where: str) -> None:
             f"{where}: {sorted(unknown)} not parameter(s) of {spec.name}; "
             f"see its scikit-learn/LightGBM documentation"
         )
+    recipe = ZOO[spec.name]
+    try:
+        recipe.check(recipe.bare(spec.params))
+    except Exception as exc:  # the libraries raise ValueError, TypeError, LightGBMError …
+        reason = _NATIVE_SOURCE.sub(
+            "", str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        )
+        raise SpecError(
+            f"{where}: {spec.name} refuses its parameters {dict(spec.params)}: "
+            f"{reason or type(exc).__name__}"
+        ) from None
+
+
+#: Where in LightGBM's C++ sources a check failed: noise in a message for the user.
+_NATIVE_SOURCE = re.compile(r"\s+at \S+, line \d+\s*\.?\s*$")
 
 
 @dataclass(frozen=True)

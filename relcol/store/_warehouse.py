@@ -37,6 +37,7 @@ import duckdb
 import polars as pl
 
 from relcol.errors import WarehouseError
+from relcol.metrics._params import check_bins
 from relcol.store import _schema
 from relcol.store._sql import connect, init_script
 
@@ -172,7 +173,7 @@ class Warehouse:
 
         With ``sandbox`` it reads only the warehouse's committed files and writes nothing.
         """
-        return connect(self.sources(study), bins=bins, sandbox=sandbox)
+        return connect(self.sources(study), bins=check_bins(bins), sandbox=sandbox)
 
     def sql(
         self,
@@ -190,6 +191,8 @@ class Warehouse:
         Only reading statements (SELECT, DESCRIBE, SUMMARIZE, EXPLAIN …) run, and only
         the warehouse's files can be read, unless ``unsafe`` says otherwise.
         """
+        if not isinstance(query, str) or not _has_statement(query):
+            raise WarehouseError(f"the SQL query is empty (no statement). Got {query!r}.")
         con = self.connect(bins=bins, sandbox=not unsafe, study=study)
         try:
             if not unsafe:
@@ -208,7 +211,7 @@ class Warehouse:
             con.close()
 
     def init_script(self, *, bins: int = 15, study: str | None = None) -> str:
-        return init_script(self.sources(study), bins=bins)
+        return init_script(self.sources(study), bins=check_bins(bins))
 
     def predictions(self, study: str | None = None) -> pl.LazyFrame:
         """The long table as a Polars LazyFrame (a snapshot of committed ingests; of one
@@ -362,6 +365,15 @@ def write_part_file(frame: pl.DataFrame, path: Path) -> int:
     frame = _schema.conform(frame, _schema.PREDICTIONS)
     frame.write_parquet(path, compression="zstd")
     return frame.height
+
+
+def _has_statement(query: str) -> bool:
+    """Whether ``query`` holds a statement (not only blanks, comments or semicolons); a
+    query DuckDB cannot parse counts as one, so running it reports the syntax error."""
+    try:
+        return bool(duckdb.extract_statements(query))
+    except duckdb.Error:
+        return True
 
 
 def _atomic_write_parquet(path: Path, frame: pl.DataFrame) -> None:
