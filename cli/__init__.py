@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 import click
+from relcol.cli._common import complain, say
 from relcol.cli._example import example
 from relcol.cli._ingest import ingest
 from relcol.cli._recalibrate import recalibrate
@@ -60,14 +61,12 @@ def run() -> None:
     try:
         main(standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+        say(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
     except click.UsageError as exc:
         hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-        click.echo(f"relcol: error: {exc.format_message()}{hint}", err=True)
-        sys.exit(2)
+        complain(f"{exc.format_message()}{hint}", 2)
     except click.Abort:
-        click.echo("relcol: aborted", err=True)
+        say("relcol: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        click.echo(f"relcol: error: {exc.format_message()}", err=True)
-        sys.exit(exc.exit_code)
+        complain(exc.format_message(), exc.exit_code)

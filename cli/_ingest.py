@@ -7,7 +7,7 @@ import json
 import sys
 
 import click
-from relcol.cli._common import user_errors, warehouse_option
+from relcol.cli._common import say, user_errors, warehouse_option
 
 #: Options that only mean something with a study (name -> its flag).
 _STUDY_OPTIONS = {"jobs": "--jobs", "backend": "--backend", "max_rows": "--max-rows"}
@@ -260,9 +260,9 @@ def _ingest_study(
             max_rows=MAX_ROWS if max_rows is None else max_rows,
         )
     if as_json:
-        click.echo(json.dumps(result.__dict__))
+        say(json.dumps(result.__dict__), data=True)
     elif not quiet:
-        click.echo(
+        say(
             f"wrote {result.rows:,} rows in {result.cells:,} cells ({result.parts} files) of study "
             f"{result.study!r}, run {result.run_id}, to {result.warehouse} in {result.seconds:.1f} s"
         )
@@ -286,13 +286,13 @@ def _ingest_predictions(
         replace=replace,
     )
     if as_json:
-        click.echo(json.dumps(result.__dict__))
+        say(json.dumps(result.__dict__), data=True)
         return
     if quiet:
         return
     kind = "multi-label " if result.multilabel else ""
     sources = len(result.sources)
-    click.echo(
+    say(
         f"wrote {result.rows:,} {kind}rows in {result.cells:,} cell{'s' if result.cells != 1 else ''} "
         f"of study {result.study!r} "
         f"({sources} confidence source{'s' if sources != 1 else ''}: {', '.join(result.sources)}; "
@@ -300,7 +300,7 @@ def _ingest_predictions(
         f"run {result.run_id}, to {result.warehouse} in {result.seconds:.1f} s"
     )
     if result.ignored:
-        click.echo(
+        say(
             f"relcol: note: ignored columns {', '.join(map(repr, result.ignored))}; map one with "
             "--column ROLE=COLUMN",
             err=True,

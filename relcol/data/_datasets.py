@@ -21,6 +21,7 @@ import polars as pl
 from sklearn import datasets as skd
 from sklearn.model_selection import train_test_split
 
+from relcol._text import printable_line
 from relcol.errors import ColumnNotFoundError, InputError, SpecError
 
 
@@ -324,6 +325,12 @@ def _load_file(spec: DatasetSpec, base: Path | None) -> tuple[np.ndarray, np.nda
     classes, y = np.unique(y_raw.to_numpy(), return_inverse=True)
     if len(classes) < 2:
         raise InputError(f"{where}: target column {target!r} has fewer than two classes")
+    hostile = [str(c) for c in classes if printable_line(str(c)) != str(c)]
+    if hostile:
+        raise InputError(
+            f"{where}: target column {target!r} holds a class name with control characters "
+            f"({hostile[0]!r}); expected printable names"
+        )
     X = frame.select(pl.col(features).cast(pl.Float64)).to_numpy()
     _check_features(where, X, features)
     return X, y, features, [str(c) for c in classes]

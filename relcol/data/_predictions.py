@@ -50,6 +50,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from relcol._text import printable_line
 from relcol.errors import ColumnNotFoundError, InputError, ParameterError
 from relcol.store import ANNOTATIONS, CLASSES, KEY, PREDICTIONS
 
@@ -265,8 +266,12 @@ def read_predictions(
 
 def _check_parameters(model, dataset, proba_prefix, tolerance, classes):
     for name, value in (("model", model), ("dataset", dataset)):
-        if value is not None and (not isinstance(value, str) or not value):
-            raise ParameterError(f"{name} must be a non-empty string. Got {value!r}.")
+        if value is not None and (
+            not isinstance(value, str) or not value or printable_line(value) != value
+        ):
+            raise ParameterError(
+                f"{name} must be a non-empty string without control characters. Got {value!r}."
+            )
     if not isinstance(proba_prefix, str) or not proba_prefix:
         raise ParameterError(f"proba_prefix must be a non-empty string. Got {proba_prefix!r}.")
     if (
@@ -279,7 +284,7 @@ def _check_parameters(model, dataset, proba_prefix, tolerance, classes):
         if isinstance(classes, str):
             classes = [c.strip() for c in classes.split(",")]
         classes = list(classes)
-        bad = [c for c in classes if not isinstance(c, str) or not c]
+        bad = [c for c in classes if not isinstance(c, str) or not c or printable_line(c) != c]
         if not classes or bad:
             raise ParameterError(f"classes must be non-empty names. Got {classes!r}.")
         twice = sorted({c for c in classes if classes.count(c) > 1})
@@ -658,7 +663,19 @@ class _Reader:
         s = s.cast(pl.String)
         self.present(role, col, s)
         self.fail(role, col, s.str.strip_chars() == "", "are empty or blank; expected a name")
+        self.printable(role, col, s)
         return s
+
+    def printable(self, role: str, col: str, s: pl.Series) -> None:
+        """Refuse names holding control characters (terminal escapes, NUL, newlines)."""
+        bad = [v for v in s.drop_nulls().unique().to_list() if printable_line(v) != v]
+        if bad:
+            self.fail(
+                role,
+                col,
+                s.is_in(bad),
+                f"hold control characters (e.g. {bad[0]!r}); expected printable names",
+            )
 
     def labels(self, role: str, col: str) -> pl.Series:
         """Class codes (Int64) or names (String); bool is a code 0/1."""
@@ -676,6 +693,8 @@ class _Reader:
                 + (f" (e.g. {s.drop_nulls()[0]!r})" if s.drop_nulls().len() else "")
             )
         self.present(role, col, s)
+        if s.dtype == pl.String:
+            self.printable(role, col, s)
         return s
 
 
