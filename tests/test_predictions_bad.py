@@ -481,6 +481,28 @@ CASES = [
     ),
     ("empty-model-option", ".csv", good(), ["--model", ""], "model must be a non-empty string"),
     (
+        "escape-in-model-name",
+        ".csv",
+        bad_file("escape-in-model-name.csv"),
+        [],
+        "column 'model': 1 row holds control characters (e.g. '\\x1b[31mresnet\\x07'); expected "
+        "printable names, first at row 2",
+    ),
+    (
+        "nul-in-class-name",
+        ".csv",
+        bad_file("nul-in-class-name.csv"),
+        [],
+        "column 'y_true': 1 row holds control characters (e.g. 'dog\\x00')",
+    ),
+    (
+        "escape-in-model-option",
+        ".csv",
+        good(),
+        ["--model", "a\x1b[2Jb"],
+        "model must be a non-empty string without control characters. Got 'a\\x1b[2Jb'.",
+    ),
+    (
         "empty-proba-prefix",
         ".csv",
         vector(),
