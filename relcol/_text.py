@@ -22,15 +22,23 @@ _LAYOUT = {ord("\n"), ord("\t")}
 _VISIBLE_IN_LINES = {k: v for k, v in _VISIBLE.items() if k not in _LAYOUT}
 
 
-def printable(text: str) -> str:
+_REPLACED = dict.fromkeys(_VISIBLE_IN_LINES, 0xFFFD)
+
+
+def printable(text: str, *, symbols: bool = True) -> str:
     r"""``text`` with every control character but newline and tab made visible.
+
+    ``symbols=False`` shows each as � instead of its control picture, for fonts that lack
+    the pictures (matplotlib's DejaVu Sans).
 
     Examples
     --------
     >>> printable("a\x1b[31mred\x00\nnext line")
     'a␛[31mred␀\nnext line'
+    >>> printable("a\x1b[31m", symbols=False)
+    'a�[31m'
     """
-    return text.translate(_VISIBLE_IN_LINES)
+    return text.translate(_VISIBLE_IN_LINES if symbols else _REPLACED)
 
 
 def printable_line(text: str) -> str:
