@@ -250,6 +250,11 @@ OPTIONS = [
         "bins must be an int in [1, 1000]",
     ),
     ("shell-bins-too-many", ["shell", "--print-init", "--bins", "10000"], "bins must be an int"),
+    (
+        "recalibrate-bins-too-many",
+        ["recalibrate", "--bins", "5000"],
+        "bins must be an int in [1, 1000]. Got 5000.",
+    ),
     ("sql-empty", ["sql", ""], "the SQL query is empty (no statement). Got ''."),
     ("sql-only-comment", ["sql", "/* nothing */ ;"], "the SQL query is empty"),
     (
