@@ -328,6 +328,9 @@ DATASETS = [
     ("path-absolute", "/etc/passwd", "", "resolves to /etc/passwd, outside the spec's folder"),
     ("path-symlink-out", "link.csv", "", "outside the spec's folder"),
     ("target-not-a-string", "good.csv", "target = 3", "target must be a column name"),
+    ("path-with-nul", "a\\u0000b.csv", "", "path 'a\\x00b.csv' cannot be resolved"),
+    ("path-unknown-home", "~nobody-here-at-all/x.csv", "", "cannot be resolved"),
+    ("path-symlink-loop", "loop.csv", "", "cannot be resolved: Symlink loop from"),
 ]
 
 USER_SPEC = """name = "mine"
@@ -347,12 +350,14 @@ def user_spec(folder: Path, path: str, keys: str = "") -> Path:
     """A one-model study of a user file, written in ``folder`` beside a copy of the file."""
     folder.mkdir(parents=True, exist_ok=True)
     datasets = BAD / "datasets"
-    if path == "link.csv":  # a link inside the folder to a file outside it
+    if path == "loop.csv":  # a link to itself
+        (folder / path).symlink_to(folder / path)
+    elif path == "link.csv":  # a link inside the folder to a file outside it
         (folder.parent / "outside.csv").write_bytes((datasets / "good.csv").read_bytes())
         (folder / path).symlink_to(folder.parent / "outside.csv")
     elif path.startswith("../"):
         (folder.parent / path[3:]).write_bytes((datasets / path[3:]).read_bytes())
-    elif "/" not in path:
+    elif (datasets / path).is_file():
         (folder / path).write_bytes((datasets / path).read_bytes())
     target = "" if "target" in keys else 'target = "t"'
     spec = folder / "spec.toml"

@@ -170,7 +170,10 @@ def validate_dataset(
                 "label it predicts"
             )
     folder = (base or Path.cwd()).resolve()
-    resolved = _file_path(path, base).resolve()
+    try:
+        resolved = _file_path(path, base).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # NUL byte, link loop, unknown ~user
+        raise SpecError(f"{where}: path {path!r} cannot be resolved: {exc}") from None
     if not allow_outside and not resolved.is_relative_to(folder):
         raise SpecError(
             f"{where}: path {path!r} resolves to {resolved}, outside the spec's folder "
