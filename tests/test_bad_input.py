@@ -146,6 +146,22 @@ SPECS = [
         "lightgbm refuses its parameters {'num_leaves': 1}: Check failed: (num_leaves) > (1)",
     ),
     (
+        "knn-more-neighbours-than-samples",
+        edit('name = "logistic_regression"', 'name = "knn"\nn_neighbors = 100000'),
+        "model 'knn' (seed 0) cannot be fitted or used with its parameters {'n_neighbors': "
+        "100000}: Expected n_neighbors <= n_samples_fit",
+    ),
+    (
+        "penalty-its-solver-lacks",
+        edit('name = "logistic_regression"', 'name = "logistic_regression"\npenalty = "l1"'),
+        "Solver lbfgs supports only 'l2' or None penalties, got l1 penalty.",
+    ),
+    (
+        "mlp-negative-layer",
+        edit('name = "logistic_regression"', 'name = "mlp"\nhidden_layer_sizes = [-1]'),
+        "hidden_layer_sizes must be > 0, got [-1].",
+    ),
+    (
         "synthetic-29-tib",
         edit("n_samples = 300", "n_samples = 200_000_000_000").replace(
             "n_features = 6", "n_features = 20"

@@ -181,7 +181,8 @@ class FrozenModel:
 
         A class absent from the bootstrap resample gets probability 0.
         """
-        raw = np.asarray(self.estimator.predict_proba(X), dtype=np.float64)
+        with _refused_parameters(self.spec, self.seed):
+            raw = np.asarray(self.estimator.predict_proba(X), dtype=np.float64)
         out = np.zeros((raw.shape[0], self.n_classes))
         out[:, np.asarray(self.estimator.classes_, dtype=np.int64)] = raw
         return out
@@ -200,7 +201,8 @@ def fit_frozen(
         # A capped iteration count is part of the model's definition, not an error.
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("always", UserWarning)
-        estimator.fit(X_train[idx], y_train[idx])
+        with _refused_parameters(spec, seed):
+            estimator.fit(X_train[idx], y_train[idx])
     for warning in caught:
         if str(warning.message) == _INTERRUPTED:
             # scikit-learn's MLP catches Ctrl-C, warns and keeps the half-trained weights;
@@ -208,6 +210,20 @@ def fit_frozen(
             raise KeyboardInterrupt
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return FrozenModel(spec=spec, seed=seed, n_classes=n_classes, estimator=estimator)
+
+
+@contextlib.contextmanager
+def _refused_parameters(spec: ModelSpec, seed: int) -> Iterator[None]:
+    """Parameters valid on their own can still fail on the data (``n_neighbors`` above the
+    training size, a penalty its solver lacks): one SpecError line, as at spec load."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SpecError(
+            f"model {spec.id!r} (seed {seed}) cannot be fitted or used with its parameters "
+            f"{dict(spec.params)}: {reason}"
+        ) from None
 
 
 #: The warning scikit-learn's stochastic solvers give when Ctrl-C stops their training early.
