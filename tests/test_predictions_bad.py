@@ -422,6 +422,16 @@ CASES = [
         "first at row 2",
     ),
     (
+        "unsigned-label-code-above-int64",
+        ".parquet",
+        good(
+            y_true=pl.Series([0, 1, 2**64 - 1, 1], dtype=pl.UInt64),
+            y_pred=pl.Series([0, 1, 1, 1], dtype=pl.UInt64),
+        ),
+        [],
+        "column 'y_true': 1 row holds class codes above 2**63 − 1, first at row 3",
+    ),
+    (
         "jsonl-type-error-names-the-offending-row",
         ".jsonl",
         bad_file("text-confidence-third-row.jsonl"),

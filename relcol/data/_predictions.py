@@ -685,6 +685,9 @@ class _Reader:
         elif isinstance(s.dtype, pl.Categorical | pl.Enum):
             s = s.cast(pl.String)
         elif s.dtype.is_integer():
+            if s.dtype.is_unsigned_integer():
+                too_large = s.cast(pl.UInt64) > 2**63 - 1
+                self.fail(role, col, too_large, "hold class codes above 2**63 − 1")
             s = s.cast(pl.Int64)
         elif s.dtype != pl.String:
             raise InputError(
