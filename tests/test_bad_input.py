@@ -90,6 +90,11 @@ SPECS = [
         "test_size must be",
     ),
     ("bool-repeats", TEXT.replace("repeats = 2", "repeats = true"), "repeats must be"),
+    (
+        "split-seed-beyond-2-32",
+        TEXT.replace("split_seed = 0", "split_seed = 99999999999999999999"),
+        "split_seed must be an int in [0, 2**32). Got 99999999999999999999.",
+    ),
     ("negative-seed", TEXT.replace("seeds = [0, 1]", "seeds = [-1]"), "seeds must be"),
     ("duplicate-seed", TEXT.replace("seeds = [0, 1]", "seeds = [1, 1]"), "seeds must be"),
     ("bad-toml", TEXT.replace('name = "tiny"', "name = "), "not valid TOML"),

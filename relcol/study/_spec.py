@@ -128,7 +128,13 @@ def parse_study(
         test_size,
     )
     split_seed = raw.get("split_seed", 0)
-    _check(_is_int(split_seed) and split_seed >= 0, source, "split_seed", "an int >= 0", split_seed)
+    _check(
+        _is_int(split_seed) and 0 <= split_seed < 2**32,  # scikit-learn's random_state range
+        source,
+        "split_seed",
+        "an int in [0, 2**32)",
+        split_seed,
+    )
     seeds = raw.get("seeds", [0])
     _check(
         isinstance(seeds, list)
