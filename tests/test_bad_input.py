@@ -340,6 +340,18 @@ DATASETS = [
         "",
         "holds a class name with control characters ('\\x1b[2Jdog')",
     ),
+    (
+        "two-target-columns",
+        "two-target-columns.csv",
+        "",
+        "the header names column 't' twice (columns 2 and 3); expected each column once",
+    ),
+    (
+        "ragged-row",
+        "ragged-row.csv",
+        "",
+        "cannot read: found more fields than defined in 'Schema'",
+    ),
     ("features-include-target", "good.csv", 'features = ["a", "t"]', "features include the target"),
     ("features-a-string", "good.csv", 'features = "a"', "features must be a non-empty list"),
     ("features-empty", "good.csv", "features = []", "features must be a non-empty list"),

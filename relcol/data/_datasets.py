@@ -22,6 +22,7 @@ from sklearn import datasets as skd
 from sklearn.model_selection import train_test_split
 
 from relcol._text import printable_line
+from relcol.data._predictions import check_header
 from relcol.errors import ColumnNotFoundError, InputError, SpecError
 
 
@@ -296,13 +297,16 @@ def _load_file(spec: DatasetSpec, base: Path | None) -> tuple[np.ndarray, np.nda
         if path.suffix.lower() in {".parquet", ".pq"}:
             frame = pl.read_parquet(path)
         elif path.suffix.lower() in {".csv", ".tsv", ".txt"}:
-            frame = pl.read_csv(path, separator="\t" if path.suffix.lower() == ".tsv" else ",")
+            separator = "\t" if path.suffix.lower() == ".tsv" else ","
+            check_header(where, path.read_bytes(), separator)
+            frame = pl.read_csv(path, separator=separator)
         else:
             raise InputError(
                 f"{where}: unsupported file type {path.suffix!r}; use .csv, .tsv or .parquet"
             )
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{where}: cannot read: {exc}") from None
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"{where}: cannot read: {reason}") from None
     if frame.height == 0:
         raise InputError(f"{where}: the file has no rows")
     if target not in frame.columns:

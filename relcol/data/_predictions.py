@@ -319,7 +319,7 @@ def _read(source) -> tuple[pl.DataFrame, str, str, str]:
     separator = "\t" if fmt == "tsv" else ","
     try:
         if fmt in ("csv", "tsv"):
-            _check_header(where, data, separator)
+            check_header(where, data, separator)
             frame = pl.read_csv(io.BytesIO(data), separator=separator, infer_schema_length=None)
         elif fmt == "parquet":
             frame = pl.read_parquet(io.BytesIO(data))
@@ -335,8 +335,9 @@ def _read(source) -> tuple[pl.DataFrame, str, str, str]:
     return frame, where, fmt, digest
 
 
-def _check_header(where: str, data: bytes, separator: str) -> None:
-    """Refuse a header that names a column twice (the reader would rename the second)."""
+def check_header(where: str, data: bytes, separator: str) -> None:
+    """Refuse a CSV header that names a column twice (the reader would rename the second,
+    and the first would play the role silently). Shared with dataset files."""
     header = pl.read_csv(
         io.BytesIO(data), separator=separator, has_header=False, n_rows=1, infer_schema=False
     ).row(0)
