@@ -23,7 +23,7 @@ from sklearn.model_selection import train_test_split
 
 from relcol._text import printable_line
 from relcol.data._predictions import check_header
-from relcol.errors import ColumnNotFoundError, InputError, SpecError
+from relcol.errors import ColumnNotFoundError, InputError, SpecError, first_line
 
 
 @dataclass(frozen=True)
@@ -305,8 +305,7 @@ def _load_file(spec: DatasetSpec, base: Path | None) -> tuple[np.ndarray, np.nda
                 f"{where}: unsupported file type {path.suffix!r}; use .csv, .tsv or .parquet"
             )
     except pl.exceptions.PolarsError as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{where}: cannot read: {reason}") from None
+        raise InputError(f"{where}: cannot read: {first_line(exc)}") from None
     if frame.height == 0:
         raise InputError(f"{where}: the file has no rows")
     if target not in frame.columns:

@@ -51,7 +51,7 @@ import numpy as np
 import polars as pl
 
 from relcol._text import printable_line
-from relcol.errors import ColumnNotFoundError, InputError, ParameterError
+from relcol.errors import ColumnNotFoundError, InputError, ParameterError, first_line
 from relcol.store import ANNOTATIONS, CLASSES, KEY, PREDICTIONS
 
 #: Every role a column can play, with what it holds.
@@ -330,8 +330,7 @@ def _read(source) -> tuple[pl.DataFrame, str, str, str]:
     except Exception as exc:  # the readers raise many types; all mean "not this format"
         if fmt == "jsonl":
             _locate_json_error(where, data)
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{where}: cannot read as {fmt.upper()}: {first}") from None
+        raise InputError(f"{where}: cannot read as {fmt.upper()}: {first_line(exc)}") from None
     return frame, where, fmt, digest
 
 

@@ -33,7 +33,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from relcol.errors import SpecError
+from relcol.errors import SpecError, first_line
 
 
 def _lightgbm() -> type[BaseEstimator]:
@@ -154,12 +154,9 @@ def validate_model(spec: ModelSpec, where: str) -> None:
     try:
         recipe.check(recipe.bare(spec.params))
     except Exception as exc:  # the libraries raise ValueError, TypeError, LightGBMError …
-        reason = _NATIVE_SOURCE.sub(
-            "", str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        )
         raise SpecError(
             f"{where}: {spec.name} refuses its parameters {dict(spec.params)}: "
-            f"{reason or type(exc).__name__}"
+            f"{_NATIVE_SOURCE.sub('', first_line(exc))}"
         ) from None
 
 
@@ -219,10 +216,9 @@ def _refused_parameters(spec: ModelSpec, seed: int) -> Iterator[None]:
     try:
         yield
     except (ValueError, TypeError) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SpecError(
             f"model {spec.id!r} (seed {seed}) cannot be fitted or used with its parameters "
-            f"{dict(spec.params)}: {reason}"
+            f"{dict(spec.params)}: {first_line(exc)}"
         ) from None
 
 
