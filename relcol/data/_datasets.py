@@ -298,7 +298,7 @@ def _load_file(spec: DatasetSpec, base: Path | None) -> tuple[np.ndarray, np.nda
             frame = pl.read_parquet(path)
         elif path.suffix.lower() in {".csv", ".tsv", ".txt"}:
             separator = "\t" if path.suffix.lower() == ".tsv" else ","
-            check_header(where, path.read_bytes(), separator)
+            check_header(where, path, separator)
             frame = pl.read_csv(path, separator=separator)
         else:
             raise InputError(

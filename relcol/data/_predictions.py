@@ -334,11 +334,12 @@ def _read(source) -> tuple[pl.DataFrame, str, str, str]:
     return frame, where, fmt, digest
 
 
-def check_header(where: str, data: bytes, separator: str) -> None:
+def check_header(where: str, data: bytes | Path, separator: str) -> None:
     """Refuse a CSV header that names a column twice (the reader would rename the second,
     and the first would play the role silently). Shared with dataset files."""
+    source = io.BytesIO(data) if isinstance(data, bytes) else data
     header = pl.read_csv(
-        io.BytesIO(data), separator=separator, has_header=False, n_rows=1, infer_schema=False
+        source, separator=separator, has_header=False, n_rows=1, infer_schema=False
     ).row(0)
     seen: dict[object, int] = {}
     for position, name in enumerate(header, start=1):
