@@ -13,6 +13,7 @@ import sys
 
 import click
 from relcol.cli._check import check
+from relcol.cli._common import complain, say
 from relcol.cli._example import example
 from relcol.cli._ingest import ingest
 from relcol.cli._recalibrate import recalibrate
@@ -89,13 +90,11 @@ def _run() -> None:
     try:
         main(standalone_mode=False)
     except click.exceptions.NoArgsIsHelpError as exc:
-        click.echo(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
+        say(exc.ctx.get_help() if exc.ctx is not None else exc.format_message())
     except click.UsageError as exc:
         hint = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
-        click.echo(f"relcol: error: {exc.format_message()}{hint}", err=True)
-        sys.exit(2)
+        complain(f"{exc.format_message()}{hint}", 2)
     except click.Abort:
         raise KeyboardInterrupt from None
     except click.ClickException as exc:
-        click.echo(f"relcol: error: {exc.format_message()}", err=True)
-        sys.exit(exc.exit_code)
+        complain(exc.format_message(), exc.exit_code)

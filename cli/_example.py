@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import click
-from relcol.cli._common import user_errors, warehouse_option
+from relcol.cli._common import say, user_errors, warehouse_option
 
 
 @click.command()
@@ -48,16 +48,14 @@ def example(
     result = relcol.example(name, warehouse, study=study, seed=seed, replace=replace)
     table = result.comparison
     if as_json:
-        click.echo(table.write_json())
+        say(table.write_json(), data=True)
         return
-    click.echo(
+    say(
         f"wrote {result.ingest.rows:,} multi-label rows of study {result.ingest.study!r} to "
         f"{result.ingest.warehouse}"
     )
-    click.echo(f"{'metric':<15}{'seed doc':>10}{'relcol':>10}  relcol's definition")
+    say(f"{'metric':<15}{'seed doc':>10}{'relcol':>10}  relcol's definition")
     for row in table.iter_rows(named=True):
         ours = "pending" if row["relcol"] is None else f"{row['relcol']:.4f}"
-        click.echo(
-            f"{row['metric']:<15}{row['seed_document']:>10.4f}{ours:>10}  {row['definition']}"
-        )
-    click.echo(f"report: relcol report --study {result.ingest.study}")
+        say(f"{row['metric']:<15}{row['seed_document']:>10.4f}{ours:>10}  {row['definition']}")
+    say(f"report: relcol report --study {result.ingest.study}")

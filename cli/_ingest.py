@@ -7,10 +7,10 @@ import json
 import sys
 
 import click
-from relcol.cli._common import user_errors, warehouse_option
+from relcol.cli._common import say, user_errors, warehouse_option
 
 #: Options that only mean something with a study (name -> its flag).
-_STUDY_OPTIONS = {"jobs": "--jobs", "backend": "--backend"}
+_STUDY_OPTIONS = {"jobs": "--jobs", "backend": "--backend", "max_rows": "--max-rows"}
 #: Options that only mean something with --predictions (name -> its flag).
 _PREDICTION_OPTIONS = {
     "name": "--name",
@@ -83,6 +83,21 @@ _PREDICTION_OPTIONS = {
     "one with --jobs workers).  [default: local]",
 )
 @click.option(
+    "--max-rows",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Refuse, before any fit, a study that would write more than N rows (the estimate is "
+    "test samples × models × seeds × severities × repeats); raise it to run a larger study.  "
+    "[default: 50,000,000]",
+)
+@click.option(
+    "--allow-outside-paths",
+    is_flag=True,
+    help="Let the study read dataset files outside the spec's folder (by default a spec, "
+    "perhaps from someone else, reads only files beside it).",
+)
+@click.option(
     "--portable",
     is_flag=True,
     help="Pin the numeric code paths (OpenBLAS's generic kernel, glibc's plain libm, numpy's "
@@ -106,6 +121,7 @@ def ingest(
     quiet: bool,
     as_json: bool,
     portable: bool,
+    allow_outside_paths: bool,
     **reading: object,
 ) -> None:
     """Fit each model once on clean data, corrupt the test set at every severity, store every prediction.
@@ -132,6 +148,7 @@ def ingest(
             raise ParameterError("give --study or --predictions, not both.")
         study_only = [f for key, f in _STUDY_OPTIONS.items() if reading.pop(key) is not None]
         study_only += ["--portable"] if portable else []
+        study_only += ["--allow-outside-paths"] if allow_outside_paths else []
         if study_only:
             verb = "apply" if len(study_only) > 1 else "applies"
             raise ParameterError(
@@ -155,6 +172,8 @@ def ingest(
         as_json,
         reading["jobs"] or 1,
         reading["backend"] or "local",
+        reading["max_rows"],
+        allow_outside_paths,
     )
 
 
@@ -203,11 +222,13 @@ def _ingest_study(
     as_json: bool,
     jobs: int,
     backend: str,
+    max_rows: int | None,
+    allow_outside_paths: bool,
 ) -> None:
     import relcol
-    from relcol.study import n_fits
+    from relcol.study import MAX_ROWS, n_fits
 
-    study = relcol.load_study(study_file)
+    study = relcol.load_study(study_file, allow_outside_paths=allow_outside_paths)
     wh = relcol.open_warehouse(warehouse)
     show = not quiet and not as_json
     with contextlib.ExitStack() as stack:
@@ -230,12 +251,18 @@ def _ingest_study(
             bar.update(n)
 
         result = relcol.ingest(
-            study, wh, replace=replace, progress=advance, jobs=jobs, backend=backend
+            study,
+            wh,
+            replace=replace,
+            progress=advance,
+            jobs=jobs,
+            backend=backend,
+            max_rows=MAX_ROWS if max_rows is None else max_rows,
         )
     if as_json:
-        click.echo(json.dumps(result.__dict__))
+        say(json.dumps(result.__dict__), data=True)
     elif not quiet:
-        click.echo(
+        say(
             f"wrote {result.rows:,} rows in {result.cells:,} cells ({result.parts} files) of study "
             f"{result.study!r}, run {result.run_id}, to {result.warehouse} in {result.seconds:.1f} s"
         )
@@ -254,18 +281,18 @@ def _ingest_predictions(
         classes=reading["classes"],
         model=reading["model"],
         dataset=reading["dataset"],
-        proba_prefix=reading["proba_prefix"] or "p_",
+        proba_prefix="p_" if reading["proba_prefix"] is None else reading["proba_prefix"],
         tolerance=1e-3 if reading["tolerance"] is None else reading["tolerance"],
         replace=replace,
     )
     if as_json:
-        click.echo(json.dumps(result.__dict__))
+        say(json.dumps(result.__dict__), data=True)
         return
     if quiet:
         return
     kind = "multi-label " if result.multilabel else ""
     sources = len(result.sources)
-    click.echo(
+    say(
         f"wrote {result.rows:,} {kind}rows in {result.cells:,} cell{'s' if result.cells != 1 else ''} "
         f"of study {result.study!r} "
         f"({sources} confidence source{'s' if sources != 1 else ''}: {', '.join(result.sources)}; "
@@ -273,7 +300,7 @@ def _ingest_predictions(
         f"run {result.run_id}, to {result.warehouse} in {result.seconds:.1f} s"
     )
     if result.ignored:
-        click.echo(
+        say(
             f"relcol: note: ignored columns {', '.join(map(repr, result.ignored))}; map one with "
             "--column ROLE=COLUMN",
             err=True,

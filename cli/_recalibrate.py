@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import click
-from relcol.cli._common import user_errors, warehouse_option
+from relcol.cli._common import say, user_errors, warehouse_option
 
 METHODS = ("temperature", "platt", "isotonic", "histogram")
 
@@ -94,16 +94,16 @@ def recalibrate(
         replace=replace,
     )
     if as_json:
-        click.echo(result.table.write_json())
+        say(result.table.write_json(), data=True)
         return
     if not quiet:
-        click.echo(summary(result.table))
-        click.echo(
+        say(summary(result.table))
+        say(
             f"wrote {result.rows:,} rows of study {result.study!r} (the evaluation split of "
             f"{result.source!r}, as stated and recalibrated), run {result.run_id}, to "
             f"{result.warehouse} in {result.seconds:.1f} s"
         )
-    click.echo(f"report: relcol report --study {result.study}")
+    say(f"report: relcol report --study {result.study}")
 
 
 def summary(table) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import click
-from relcol.cli._common import user_errors, warehouse_option
+from relcol.cli._common import say, user_errors, warehouse_option
 
 
 @click.command()
@@ -151,8 +151,8 @@ def report(
             progress=advance,
         )
     if as_json:
-        click.echo(result.calibration.write_json())
+        say(result.calibration.write_json(), data=True)
         return
     if not quiet:
-        click.echo(result.summary)
-    click.echo(f"report: {result.html}")
+        say(result.summary)
+    say(f"report: {result.html}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import click
-from relcol.cli._common import user_errors, warehouse_option
+from relcol.cli._common import say, user_errors, warehouse_option
 
 
 @click.group()
@@ -75,9 +75,9 @@ def consistency(
         seed=seed,
     )
     if as_json:
-        click.echo(json.dumps(result.__dict__))
+        say(json.dumps(result.__dict__), data=True)
     elif not quiet:
-        click.echo(
+        say(
             f"wrote {result.rows:,} rows in {result.cells:,} cells ({result.parts} files) of "
             f"simulated study {result.study!r}, run {result.run_id}, to {result.warehouse} "
             f"in {result.seconds:.1f} s"

@@ -9,7 +9,7 @@ import sys
 import tempfile
 
 import click
-from relcol.cli._common import study_scope_option, user_errors, warehouse_option
+from relcol.cli._common import say, study_scope_option, user_errors, warehouse_option
 
 memory_limit_option = click.option(
     "--memory-limit",
@@ -81,12 +81,12 @@ def sql(
         query, bins=bins, unsafe=unsafe, study=study, memory_limit=memory_limit, **limits
     )
     if fmt == "csv":
-        click.echo(frame.write_csv(), nl=False)
+        say(frame.write_csv(), nl=False, data=True)
     elif fmt == "json":
-        click.echo(frame.write_json())
+        say(frame.write_json(), data=True)
     else:
         with pl.Config(tbl_rows=100, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=60):
-            click.echo(frame)
+            say(frame)
 
 
 @click.command()
@@ -120,11 +120,11 @@ def shell(
         bins=bins, study=study, memory_limit=memory_limit
     )
     if print_init:
-        click.echo(script, nl=False)
+        say(script, nl=False, data=True)
         return
     exe = os.environ.get("RELCOL_DUCKDB") or shutil.which("duckdb")
     if exe is None:
-        click.echo(
+        say(
             "relcol: error: the DuckDB shell (`duckdb`) is not on PATH. Install it with "
             "`pip install duckdb-cli` (or `pip install 'relcol[shell]'`), or point RELCOL_DUCKDB at it.",
             err=True,

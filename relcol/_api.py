@@ -40,14 +40,16 @@ from relcol.analysis._bins import figure_tables, risk_coverage
 from relcol.analysis._scorecard import corruption_error
 from relcol.analysis._scorecard import scorecard as _scorecard
 from relcol.analysis._statistical import statistical_tables
+from relcol.analysis._thresholds import check_tau
 from relcol.analysis._training import SCOPES
 from relcol.errors import OutputError, ParameterError, RelcolError, WarehouseError
 from relcol.metrics._frames import by_chunks
+from relcol.metrics._params import check_bins
 from relcol.report import terminal_summary, write_report
 from relcol.report._html import SECTIONS
 from relcol.store import CELL, MATERIALISED, Warehouse
 from relcol.store._files import os_error, publish_folder, staged_folder
-from relcol.study import IngestResult, Study, load_study, run_study
+from relcol.study import MAX_ROWS, IngestResult, Study, load_study, run_study
 from relcol.study._spec import SCORECARD
 
 ENGINES = ("polars", "duckdb")
@@ -69,16 +71,30 @@ def ingest(
     progress: Callable[[int], None] | None = None,
     jobs: int = 1,
     backend: str = "local",
+    max_rows: int | None = MAX_ROWS,
+    allow_outside_paths: bool = False,
 ) -> IngestResult:
     """Run a study (a ``Study``, a TOML path, or None for the built-in default) into a warehouse.
 
     ``jobs`` local processes, or ``backend="dask"`` (the cluster at
-    ``$DASK_SCHEDULER_ADDRESS``, else a local one with ``jobs`` workers).
+    ``$DASK_SCHEDULER_ADDRESS``, else a local one with ``jobs`` workers). A study that
+    would write more than ``max_rows`` rows is refused before any fit (None: no bound).
+    A spec's dataset files must lie in its folder unless ``allow_outside_paths``.
     """
+    if max_rows is not None and (
+        isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
+    ):
+        raise ParameterError(f"max_rows must be an int >= 1 or None. Got {max_rows!r}.")
     if not isinstance(study, Study):
-        study = load_study(study)
+        study = load_study(study, allow_outside_paths=allow_outside_paths)
     return run_study(
-        study, _warehouse(warehouse), replace=replace, progress=progress, jobs=jobs, backend=backend
+        study,
+        _warehouse(warehouse),
+        replace=replace,
+        progress=progress,
+        jobs=jobs,
+        backend=backend,
+        max_rows=max_rows,
     )
 
 
@@ -252,6 +268,7 @@ def report_tables(
     the trained models held fixed) or ``"training"`` (also the spread between training seeds).
     """
     bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
+    bins = check_bins(bins)
     margin = _check_margin(margin)
     if intervals not in SCOPES:
         raise ParameterError(
@@ -294,11 +311,9 @@ def _check_statistics(bootstrap: object, alpha: object, tau: object, seed: objec
     number = (int, float)
     if isinstance(alpha, bool) or not isinstance(alpha, number) or not 0 < alpha < 1:
         raise ParameterError(f"alpha must be a number in (0, 1). Got {alpha!r}.")
-    if isinstance(tau, bool) or not isinstance(tau, number) or not tau >= 0:
-        raise ParameterError(f"tau must be a number >= 0. Got {tau!r}.")
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**62:
         raise ParameterError(f"seed must be an int in [0, 2^62). Got {seed!r}.")
-    return bootstrap, float(alpha), float(tau), seed
+    return bootstrap, float(alpha), check_tau(tau), seed
 
 
 def _check_margin(margin: object) -> float:

@@ -35,6 +35,7 @@ from relcol.analysis import (
 from relcol.data import EMAIL_LABELS, EMAIL_SEED_TABLE, email_predictions, read_predictions
 from relcol.data._predictions import spec_text
 from relcol.errors import InputError, ParameterError, WarehouseError
+from relcol.metrics._params import check_bins
 from relcol.store import ANNOTATIONS, CELL, Warehouse, check_name
 from relcol.study._runner import versions
 
@@ -107,7 +108,7 @@ def ingest_predictions(
         source,
         columns=columns,
         classes=classes,
-        model=model or name,
+        model=name if model is None else model,
         dataset=dataset,
         proba_prefix=proba_prefix,
         tolerance=tolerance,
@@ -266,6 +267,7 @@ def recalibrate(
         Replace a study of the same name wholesale instead of refusing.
     """
     started, clock = datetime.now(UTC), time.perf_counter()
+    bins = check_bins(bins)
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     methods = [methods] if isinstance(methods, str) else list(dict.fromkeys(methods))

@@ -50,6 +50,13 @@ class ColumnNotFoundError(InputError):
         )
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of a library's exception message (its name when the message is empty):
+    what a one-line error quotes as the reason."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def expect(condition: bool, error: type[RelcolError], message: str) -> None:
     """Raise ``error(message)`` unless ``condition`` holds."""
     if not condition:

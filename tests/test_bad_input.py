@@ -10,10 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY
+from relcol.errors import SpecError
+from relcol.study import load_study, n_rows, parse_study
+from tests.conftest import TESTS, TINY
 from tests.test_store import checksums
 
 TEXT = TINY.read_text()
+BAD = TESTS / "data" / "bad"
 
 
 def edit(old: str, new: str) -> str:
@@ -87,6 +90,11 @@ SPECS = [
         "test_size must be",
     ),
     ("bool-repeats", TEXT.replace("repeats = 2", "repeats = true"), "repeats must be"),
+    (
+        "split-seed-beyond-2-32",
+        TEXT.replace("split_seed = 0", "split_seed = 99999999999999999999"),
+        "split_seed must be an int in [0, 2**32). Got 99999999999999999999.",
+    ),
     ("negative-seed", TEXT.replace("seeds = [0, 1]", "seeds = [-1]"), "seeds must be"),
     ("duplicate-seed", TEXT.replace("seeds = [0, 1]", "seeds = [1, 1]"), "seeds must be"),
     ("bad-toml", TEXT.replace('name = "tiny"', "name = "), "not valid TOML"),
@@ -164,6 +172,74 @@ SPECS = [
     ),
     ("scaling-by-one", edit('name = "mcar"', 'name = "scaling"\nfactors = [1]'), "not 1"),
     ("not-utf8", None, "not UTF-8"),
+    (
+        "model-param-wrong-type",
+        edit('name = "logistic_regression"', 'name = "logistic_regression"\nC = "abc"'),
+        "logistic_regression refuses its parameters {'C': 'abc'}: The 'C' parameter of "
+        "LogisticRegression must be a float in the range (0.0, inf]. Got 'abc' instead.",
+    ),
+    (
+        "model-param-negative-trees",
+        edit('name = "naive_bayes"', 'name = "random_forest"\nn_estimators = -5'),
+        "The 'n_estimators' parameter of RandomForestClassifier must be an int in the range "
+        "[1, inf). Got -5 instead.",
+    ),
+    (
+        "lightgbm-negative-rounds",
+        edit("n_estimators = 20", "n_estimators = -5"),
+        "lightgbm refuses its parameters {'n_estimators': -5}: n_estimators must be an int >= 1",
+    ),
+    (
+        "lightgbm-native-check",
+        edit("n_estimators = 20", "num_leaves = 1"),
+        "lightgbm refuses its parameters {'num_leaves': 1}: Check failed: (num_leaves) > (1)",
+    ),
+    (
+        "knn-more-neighbours-than-samples",
+        edit('name = "logistic_regression"', 'name = "knn"\nn_neighbors = 100000'),
+        "model 'knn' (seed 0) cannot be fitted or used with its parameters {'n_neighbors': "
+        "100000}: Expected n_neighbors <= n_samples_fit",
+    ),
+    (
+        "penalty-its-solver-lacks",
+        edit('name = "logistic_regression"', 'name = "logistic_regression"\npenalty = "l1"'),
+        "Solver lbfgs supports only 'l2' or None penalties, got l1 penalty.",
+    ),
+    (
+        "mlp-negative-layer",
+        edit('name = "logistic_regression"', 'name = "mlp"\nhidden_layer_sizes = [-1]'),
+        "hidden_layer_sizes must be > 0, got [-1].",
+    ),
+    (
+        "synthetic-29-tib",
+        edit("n_samples = 300", "n_samples = 200_000_000_000").replace(
+            "n_features = 6", "n_features = 20"
+        ),
+        "n_samples × n_features = 4,000,000,000,000 values (29.1 TiB as float64) exceeds the "
+        "bound of 100,000,000 (762.9 MiB)",
+    ),
+    ("synthetic-flip-y", edit("n_classes = 3", "n_classes = 3\nflip_y = 2"), "flip_y must be"),
+    (
+        "synthetic-class-sep-text",
+        edit("n_classes = 3", 'n_classes = 3\nclass_sep = "wide"'),
+        "class_sep must be a number",
+    ),
+    (
+        "synthetic-classes-beyond-corners",
+        edit("n_informative = 4", "n_informative = 1").replace("n_classes = 3", "n_classes = 2"),
+        "n_classes (2) must be <= 2**n_informative / 2 (1)",
+    ),
+    (
+        "cost-above-the-bound",
+        TEXT.replace("seeds = [0, 1]", f"seeds = {list(range(500))}")
+        .replace("repeats = 2", "repeats = 10000")
+        .replace(
+            "severities = [0.0, 0.25, 0.5]", f"severities = {[i / 1000 for i in range(1000)]}"
+        ),
+        # 1000 + 1000 + 3 severities: mcar and label_noise take the grid, gaussian_noise its own
+        "study 'other' would write 6,486,480,000,000 rows (144 test samples × 3 models × 500 "
+        "seeds × 3003 severities × 10000 repeats) in 3,000 fits, above the bound of 50,000,000",
+    ),
 ]
 
 
@@ -230,6 +306,44 @@ OPTIONS = [
     ("sql-unknown-study", ["sql", "SELECT 1", "--study", "nope"], "no study 'nope'"),
     ("sql-study-glob", ["sql", "SELECT 1", "--study", "t*"], "study name must be"),
     ("shell-study-traversal", ["shell", "--print-init", "--study", "../x"], "study name must be"),
+    ("tau-infinite", ["report", "--tau", "inf"], "tau must be a number in [0, 1). Got inf."),
+    ("tau-nan", ["report", "--tau", "nan"], "tau must be a number in [0, 1). Got nan."),
+    ("alpha-nan", ["report", "--alpha", "nan"], "alpha must be a number in (0, 1). Got nan."),
+    ("bins-too-many", ["report", "--bins", "5000"], "bins must be an int in [1, 1000]. Got 5000."),
+    (
+        "sql-bins-too-many",
+        ["sql", "SELECT 1", "--bins", "1001"],
+        "bins must be an int in [1, 1000]",
+    ),
+    ("shell-bins-too-many", ["shell", "--print-init", "--bins", "10000"], "bins must be an int"),
+    (
+        "recalibrate-bins-too-many",
+        ["recalibrate", "--bins", "5000"],
+        "bins must be an int in [1, 1000]. Got 5000.",
+    ),
+    ("sql-empty", ["sql", ""], "the SQL query is empty (no statement). Got ''."),
+    ("sql-only-comment", ["sql", "/* nothing */ ;"], "the SQL query is empty"),
+    (
+        "simulate-too-many-rows",
+        ["simulate", "consistency", "--samples", "100000000"],
+        "the simulation would write 96,000,000,000 rows",
+    ),
+    (
+        "simulate-too-many-classes",
+        ["simulate", "consistency", "--classes", "1000000000"],
+        "classes must be <= 100,000",
+    ),
+    (
+        "max-rows-with-predictions",
+        ["ingest", "--predictions", "p.csv", "--max-rows", "9"],
+        "applies only",
+    ),
+    (
+        "outside-paths-with-predictions",
+        ["ingest", "--predictions", "p.csv", "--allow-outside-paths"],
+        "--allow-outside-paths applies only to a study",
+    ),
+    ("max-rows-zero", ["ingest", "--max-rows", "0"], "'--max-rows'"),
     (
         "sql-quote-injection",
         ["sql", "SELECT * FROM calibration WHERE model = 'x'' OR 1=1"],
@@ -242,3 +356,132 @@ OPTIONS = [
 def test_a_bad_option_or_query_is_refused(workdir, case, args, words):
     before = checksums(workdir / "warehouse")
     assert_refused(relcol(*args, cwd=workdir), words, workdir, before)
+
+
+# Dataset files: (id, file under tests/data/bad/datasets, dataset keys, expected words)
+DATASETS = [
+    ("infinite-feature", "inf-feature.csv", "", "feature column 'a' holds inf at row 7"),
+    (
+        "feature-plus-minus-1e308",
+        "plus-minus-1e308-feature.csv",
+        "",
+        "feature column 'b' holds values as large as 1e+308, too large for its variance",
+    ),
+    (
+        "class-with-one-sample",
+        "class-with-one-sample.csv",
+        "",
+        "class '2' has 1 sample(s); every class needs at least 2",
+    ),
+    (
+        "nan-target",
+        "nan-target.csv",
+        "",
+        "target column 't' has 1 missing value(s) (empty, null or NaN), first at row 8",
+    ),
+    (
+        "escape-in-class-name",
+        "escape-in-class-name.csv",
+        "",
+        "holds a class name with control characters ('\\x1b[2Jdog')",
+    ),
+    (
+        "two-target-columns",
+        "two-target-columns.csv",
+        "",
+        "the header names column 't' twice (columns 2 and 3); expected each column once",
+    ),
+    (
+        "ragged-row",
+        "ragged-row.csv",
+        "",
+        "cannot read: found more fields than defined in 'Schema'",
+    ),
+    ("features-include-target", "good.csv", 'features = ["a", "t"]', "features include the target"),
+    ("features-a-string", "good.csv", 'features = "a"', "features must be a non-empty list"),
+    ("features-empty", "good.csv", "features = []", "features must be a non-empty list"),
+    ("features-twice", "good.csv", 'features = ["a", "a"]', "features name 'a' twice"),
+    ("features-missing-column", "good.csv", 'features = ["a", "z"]', "column 'z' not found"),
+    ("path-parent-folder", "../good.csv", "", "outside the spec's folder"),
+    ("path-absolute", "/etc/passwd", "", "resolves to /etc/passwd, outside the spec's folder"),
+    ("path-symlink-out", "link.csv", "", "outside the spec's folder"),
+    ("target-not-a-string", "good.csv", "target = 3", "target must be a column name"),
+    ("path-with-nul", "a\\u0000b.csv", "", "path 'a\\x00b.csv' cannot be resolved"),
+    ("path-unknown-home", "~nobody-here-at-all/x.csv", "", "cannot be resolved"),
+    ("path-symlink-loop", "loop.csv", "", "cannot be resolved: Symlink loop from"),
+]
+
+USER_SPEC = """name = "mine"
+severities = [0.0, 0.5]
+[[datasets]]
+name = "own"
+path = "{path}"
+{keys}
+[[models]]
+name = "naive_bayes"
+[[corruptions]]
+name = "gaussian_noise"
+"""
+
+
+def user_spec(folder: Path, path: str, keys: str = "") -> Path:
+    """A one-model study of a user file, written in ``folder`` beside a copy of the file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    datasets = BAD / "datasets"
+    if path == "loop.csv":  # a link to itself
+        (folder / path).symlink_to(folder / path)
+    elif path == "link.csv":  # a link inside the folder to a file outside it
+        (folder.parent / "outside.csv").write_bytes((datasets / "good.csv").read_bytes())
+        (folder / path).symlink_to(folder.parent / "outside.csv")
+    elif path.startswith("../"):
+        (folder.parent / path[3:]).write_bytes((datasets / path[3:]).read_bytes())
+    elif (datasets / path).is_file():
+        (folder / path).write_bytes((datasets / path).read_bytes())
+    target = "" if "target" in keys else 'target = "t"'
+    spec = folder / "spec.toml"
+    spec.write_text(USER_SPEC.format(path=path, keys=f"{target}\n{keys}"))
+    return spec
+
+
+@pytest.mark.parametrize(("case", "path", "keys", "words"), DATASETS, ids=[d[0] for d in DATASETS])
+def test_a_bad_dataset_file_or_entry_is_refused(workdir, tmp_path, case, path, keys, words):
+    before = checksums(workdir / "warehouse")
+    spec = user_spec(tmp_path / "spec", path, keys)
+    assert_refused(relcol("ingest", "--study", str(spec), cwd=workdir), words, workdir, before)
+
+
+def test_a_file_outside_the_spec_folder_is_read_only_when_allowed(tmp_path):
+    spec = user_spec(tmp_path / "spec", "../good.csv")
+    with pytest.raises(SpecError, match="outside the spec's folder"):
+        load_study(spec)
+    study = load_study(spec, allow_outside_paths=True)
+    assert study.datasets[0].params["path"] == "../good.csv"
+    text = spec.read_text()  # without a file, the folder is the one given (else the cwd)
+    with pytest.raises(SpecError, match="outside the spec's folder"):
+        parse_study(text, base=tmp_path / "spec")
+    assert parse_study(text, base=tmp_path / "spec", allow_outside_paths=True).datasets
+
+
+def test_the_cost_estimate_is_the_row_count_an_ingest_writes(workdir):
+    # (54 wine + 90 synthetic test samples) × 3 models × 2 seeds × 12 severities over the
+    # four corruptions × 2 repeats = 20,736: what the tiny study in the warehouse holds
+    assert n_rows(load_study(TINY), [54, 90]) == 20_736
+    counted = relcol("sql", "SELECT count(*) AS n FROM predictions", "--format", "csv", cwd=workdir)
+    assert counted.stdout.split() == ["n", "20736"]
+    before = checksums(workdir / "warehouse")
+    done = relcol("ingest", "--study", str(TINY), "--max-rows", "20735", "--replace", cwd=workdir)
+    assert_refused(done, "study 'tiny' would write 20,736 rows", workdir, before)
+    assert "--max-rows 20736" in done.stderr
+
+
+def test_terminal_output_shows_control_characters_and_data_stays_exact(workdir):
+    query = "SELECT 'red' || chr(27) || '[31m' || chr(7) || chr(0) AS name"
+    table = relcol("sql", query, cwd=workdir)
+    assert table.returncode == 0, table.stderr
+    assert "red␛[31m␇␀" in table.stdout and "\x1b" not in table.stdout
+    csv = relcol("sql", query, "--format", "csv", cwd=workdir)  # to a pipe: data, byte-exact
+    assert csv.stdout == "name\nred\x1b[31m\x07\x00\n"
+    # an error naming a file whose name holds an escape and a newline: still one line
+    missing = relcol("ingest", "--predictions", "x\x1b[2J\ny.csv", "--name", "x", cwd=workdir)
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+    assert missing.stderr == "relcol: error: x␛[2J␊y.csv: no such prediction file\n"

@@ -733,10 +733,10 @@ def test_whole_frame_as_one_group_and_a_single_key():
 # Bad input --------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("bins", [0, -3, 2.5, True, "15", None])
-def test_bins_must_be_a_positive_int(bins):
+@pytest.mark.parametrize("bins", [0, -3, 2.5, True, "15", None, 1001, 10**9])
+def test_bins_must_be_an_int_from_1_to_1000(bins):
     frame = long_table([0.5], [True])
-    message = f"bins must be an int >= 1. Got {bins!r}."
+    message = f"bins must be an int in [1, 1000]. Got {bins!r}."
     for call in (
         lambda: calibration(frame, bins=bins),
         lambda: calibration_bins(frame, bins=bins),
@@ -750,10 +750,11 @@ def test_bins_must_be_a_positive_int(bins):
         assert isinstance(caught.value, RelcolError) and isinstance(caught.value, ValueError)
 
 
-def test_sql_refuses_bins_below_one(tmp_path):
+@pytest.mark.parametrize("bins", [0, 1001])
+def test_sql_refuses_bins_outside_1_to_1000(tmp_path, bins):
     con = connect_frame(tmp_path, long_table([0.5], [True]))
-    with pytest.raises(duckdb.Error, match=r"bins must be an int >= 1\. Got 0\."):
-        con.sql("SELECT * FROM calibration(bins := 0)").fetchall()
+    with pytest.raises(duckdb.Error, match=rf"bins must be an int in \[1, 1000\]\. Got {bins}\."):
+        con.sql(f"SELECT * FROM calibration(bins := {bins})").fetchall()
 
 
 def test_missing_column_is_named():

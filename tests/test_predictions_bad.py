@@ -12,7 +12,10 @@ from click.testing import CliRunner
 from relcol.cli import main
 
 import relcol
+from tests.conftest import TESTS
 from tests.test_store import checksums
+
+BAD = TESTS / "data" / "bad" / "predictions"
 
 GOOD = {
     "sample_id": [0, 1, 2, 3],
@@ -44,6 +47,11 @@ def multi(**changes) -> pl.DataFrame:
 
 def csv_text(text: str):
     return lambda path: path.write_text(text)
+
+
+def bad_file(name: str):
+    """A bad input kept as a file under tests/data/bad/predictions/, copied as the input."""
+    return lambda path: path.write_bytes((BAD / name).read_bytes())
 
 
 # (id, file suffix, how to write it (a frame or a writer), extra arguments, words in the message)
@@ -268,7 +276,7 @@ CASES = [
         ".jsonl",
         good(confidence=["0.9", "0.8", "0.6", "0.7"]),
         [],
-        "column 'confidence': expected numbers; found type String (e.g. '0.9' at row 1)",
+        "column 'confidence': expected numbers; found text (e.g. '0.9' at row 1)",
     ),
     (
         "float-labels",
@@ -289,7 +297,15 @@ CASES = [
         ".parquet",
         good(seed=[0.0, 1.5, 0.0, 0.0]),
         [],
-        "column 'seed': expected integers; found type Float64",
+        "column 'seed': 1 row holds numbers that are not whole (e.g. 1.5); expected integers, "
+        "first at row 2",
+    ),
+    (
+        "whole-seeds-stored-as-floats",
+        ".parquet",
+        good(seed=[0.0, 1.0, 0.0, 0.0]),
+        [],
+        "column 'seed': expected integers; found whole numbers stored as type Float64",
     ),
     (
         "negative-severity",
@@ -389,6 +405,120 @@ CASES = [
         "give --study or --predictions",
     ),
     ("tolerance-out-of-range", ".csv", good(), ["--tolerance", "2"], "tolerance must be a number"),
+    (
+        "unsigned-sample-id-above-int64",
+        ".parquet",
+        good(sample_id=pl.Series([0, 1, 2, 2**63 + 5], dtype=pl.UInt64)),
+        [],
+        "column 'sample_id': 1 row is outside the integer range [-9223372036854775808, "
+        "9223372036854775807], first at row 4",
+    ),
+    (
+        "unsigned-seed-above-int32",
+        ".parquet",
+        good(seed=pl.Series([0, 2**32 - 1, 0, 0], dtype=pl.UInt32)),
+        [],
+        "column 'seed': 1 row is outside the integer range [-2147483648, 2147483647], "
+        "first at row 2",
+    ),
+    (
+        "unsigned-label-code-above-int64",
+        ".parquet",
+        good(
+            y_true=pl.Series([0, 1, 2**64 - 1, 1], dtype=pl.UInt64),
+            y_pred=pl.Series([0, 1, 1, 1], dtype=pl.UInt64),
+        ),
+        [],
+        "column 'y_true': 1 row holds class codes above 2**63 − 1, first at row 3",
+    ),
+    (
+        "jsonl-type-error-names-the-offending-row",
+        ".jsonl",
+        bad_file("text-confidence-third-row.jsonl"),
+        [],
+        "column 'confidence': 1 row holds text where a number is expected (e.g. 'high'), "
+        "first at row 3",
+    ),
+    (
+        "jsonl-broken-line-names-the-line",
+        ".jsonl",
+        bad_file("broken-third-line.jsonl"),
+        [],
+        "cannot read as JSONL: line 3, column 54: Expecting property name",
+    ),
+    (
+        "jsonl-line-not-an-object",
+        ".jsonl",
+        bad_file("array-line.jsonl"),
+        [],
+        "cannot read as JSONL: line 2: expected an object {...} per line; found list",
+    ),
+    (
+        "csv-two-y-true-columns",
+        ".csv",
+        bad_file("two-y-true-columns.csv"),
+        [],
+        "the header names column 'y_true' twice (columns 1 and 4); expected each column once",
+    ),
+    (
+        "tsv-two-columns-of-one-name",
+        ".tsv",
+        csv_text("y_true\ty_pred\ty_pred\nA\tA\tB\n"),
+        [],
+        "the header names column 'y_pred' twice (columns 2 and 3)",
+    ),
+    (
+        "column-mapped-away-from-its-role",
+        ".csv",
+        good(),
+        ["--column", "y_true=y_pred"],
+        "no column plays y_pred: column 'y_pred' plays y_true (--column y_true=y_pred)",
+    ),
+    (
+        "multilabel-y-pred-1-with-probability-0.1",
+        ".csv",
+        bad_file("multilabel-y-pred-1-with-p-0.1.csv"),
+        [],
+        "column 'probability': 1 row contradicts y_pred (y_pred = 1 with P(label present) < 0.5, "
+        "or 0 with P > 0.5); expected y_pred = 1 when P > 0.5 and 0 when P < 0.5, first at row 2",
+    ),
+    (
+        "blank-model-name",
+        ".csv",
+        bad_file("blank-model-name.csv"),
+        [],
+        "column 'model': 1 row is empty or blank; expected a name, first at row 2",
+    ),
+    ("empty-model-option", ".csv", good(), ["--model", ""], "model must be a non-empty string"),
+    (
+        "escape-in-model-name",
+        ".csv",
+        bad_file("escape-in-model-name.csv"),
+        [],
+        "column 'model': 1 row holds control characters (e.g. '\\x1b[31mresnet\\x07'); expected "
+        "printable names, first at row 2",
+    ),
+    (
+        "nul-in-class-name",
+        ".csv",
+        bad_file("nul-in-class-name.csv"),
+        [],
+        "column 'y_true': 1 row holds control characters (e.g. 'dog\\x00')",
+    ),
+    (
+        "escape-in-model-option",
+        ".csv",
+        good(),
+        ["--model", "a\x1b[2Jb"],
+        "model must be a non-empty string without control characters. Got 'a\\x1b[2Jb'.",
+    ),
+    (
+        "empty-proba-prefix",
+        ".csv",
+        vector(),
+        ["--proba-prefix", ""],
+        "proba_prefix must be a non-empty string. Got ''.",
+    ),
 ]
 
 
@@ -411,8 +541,8 @@ def test_a_bad_prediction_file_gets_one_line_exit_2_and_changes_nothing(
     path = tmp_path / f"predictions{suffix}"
     if callable(content):
         content(path)
-    elif suffix == ".csv":
-        content.write_csv(path)
+    elif suffix in (".csv", ".tsv"):
+        content.write_csv(path, separator="\t" if suffix == ".tsv" else ",")
     elif suffix == ".parquet":
         content.write_parquet(path)
     else:
@@ -425,10 +555,26 @@ def test_a_bad_prediction_file_gets_one_line_exit_2_and_changes_nothing(
     assert done.stdout == ""
     assert done.stderr.startswith("relcol: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert message in done.stderr, done.stderr
-    if not {"--name", "--study", "--tolerance"} & set(extra) and extra[:1] != ["--column"]:
+    if not {"--name", "--study", "--tolerance", "--model", "--proba-prefix"} & set(extra) and extra[
+        :1
+    ] != ["--column"]:
         assert str(path) in done.stderr  # the file is named
     assert checksums(warehouse) == before
 
 
 def test_every_case_is_distinct():
     assert len({case[0] for case in CASES}) == len(CASES)
+
+
+def test_unsigned_integer_keys_are_accepted_when_they_fit_and_converted_exactly(tmp_path):
+    # numpy/pandas write unsigned columns; every value below fits the long table's types
+    frame = good(
+        sample_id=pl.Series([0, 7, 2**40 + 3, 2**63 - 1], dtype=pl.UInt64),
+        seed=pl.Series([0, 1, 2**31 - 1, 5], dtype=pl.UInt32),
+        repeat=pl.Series([0, 255, 3, 9], dtype=pl.UInt8),
+    )
+    frame.write_parquet(tmp_path / "unsigned.parquet")
+    rows = relcol.read_predictions(tmp_path / "unsigned.parquet").rows.sort("sample_id")
+    assert rows.get_column("sample_id").to_list() == [0, 7, 2**40 + 3, 2**63 - 1]
+    assert rows.get_column("seed").to_list() == [0, 1, 2**31 - 1, 5]
+    assert rows.get_column("repeat").to_list() == [0, 255, 3, 9]

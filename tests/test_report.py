@@ -7,6 +7,7 @@ import importlib
 import re
 import subprocess
 import sys
+import warnings
 from collections import Counter
 
 import polars as pl
@@ -323,3 +324,25 @@ def test_several_studies_are_kept_apart():
     assert "<summary>default / digits</summary>" in html
     assert "<summary>rerun / digits</summary>" in html
     assert ">rerun / digits<" in html
+
+
+HOSTILE = "evil\x1b[31m\x00\x07\x9b\u202e"  # ESC, NUL, BEL, C1 CSI, right-to-left override
+
+
+def test_control_characters_in_names_are_shown_not_obeyed_in_the_summary_and_page(tmp_path):
+    # A warehouse written before names were checked (or by hand) may hold them.
+    hostile = CAL.with_columns(model=pl.col("model").replace("lightgbm", HOSTILE))
+    summary = terminal_summary(hostile)
+    assert "evil␛[31m␀␇\ufffd\ufffd" in summary
+    assert not set(summary) & set("\x1b\x00\x07\x9b\u202e")
+    lines = summary.splitlines()
+    assert len({len(line) for line in lines[1:]}) == 1  # one visible character for one
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        html = write_report(tmp_path, tables={"calibration": hostile}, meta=META).read_bytes()
+    assert not [w for w in caught if "Glyph" in str(w.message)]  # figures got symbols too
+    assert b"\x00" not in html and b"\x1b" not in html and b"\x07" not in html
+    assert "evil␛[31m␀␇".encode() in html
+    pages = [p for p in (tmp_path / "tables").iterdir() if p.suffix in (".html", ".tex")]
+    assert pages
+    assert all(b"\x00" not in p.read_bytes() and b"\x1b" not in p.read_bytes() for p in pages)

@@ -116,9 +116,9 @@ def test_clean_overconfidence_is_a_one_sided_test_against_tau():
     assert thresholds(cell, tau=0.06).row(0, named=True)["clean_overconfident"] is False
     # overconfident when clean and no worse after: no d*, no break point
     assert row["d_star"] is None and row["break_point"] is None
-    with pytest.raises(ParameterError, match=r"tau must be a number >= 0\. Got -0\.1"):
+    with pytest.raises(ParameterError, match=r"tau must be a number in \[0, 1\)\. Got -0\.1"):
         thresholds(cell, tau=-0.1)
-    with pytest.raises(ParameterError, match=r"margin must be a number >= 0"):
+    with pytest.raises(ParameterError, match=r"margin must be a number in \[0, 1\)"):
         thresholds(cell, margin=-1)
 
 

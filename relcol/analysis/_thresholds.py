@@ -435,6 +435,14 @@ def cell_lights(evidence: pl.DataFrame, lights: TrafficLight = DEFAULT_LIGHTS) -
 # The verdicts of a curve -------------------------------------------------------------------------
 
 
+def check_tau(tau: object) -> float:
+    """``tau`` (the d* margin on the gap) as a float in [0, 1): the gap is a difference of
+    two shares, so a margin of 1 or more is never exceeded."""
+    if isinstance(tau, bool) or not isinstance(tau, int | float) or not 0 <= tau < 1:
+        raise ParameterError(f"tau must be a number in [0, 1). Got {tau!r}.")
+    return float(tau)
+
+
 def thresholds(
     evidence: pl.DataFrame,
     *,
@@ -470,9 +478,9 @@ def thresholds(
         ``traffic_light``, ``light_severity``, ``deciding_metric``, ``action``,
         ``clean_traffic_light``, ``worst_severity``. Curves in the evidence's order.
     """
-    for name, value in (("tau", tau), ("margin", margin)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value >= 0:
-            raise ParameterError(f"{name} must be a number >= 0. Got {value!r}.")
+    tau = check_tau(tau)
+    if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < 1:
+        raise ParameterError(f"margin must be a number in [0, 1). Got {margin!r}.")
     require_columns(
         evidence,
         ("study", "dataset", "model", "corruption", "severity", "accuracy", "mean_confidence"),

@@ -19,6 +19,7 @@ numbers (means, SDs, quantiles) leave categorical columns alone.
 from __future__ import annotations
 
 import importlib.util
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +30,9 @@ import polars as pl
 from sklearn import datasets as skd
 from sklearn.model_selection import train_test_split
 
-from relcol.errors import ColumnNotFoundError, InputError, SpecError
+from relcol._text import printable_line
+from relcol.data._predictions import check_header
+from relcol.errors import ColumnNotFoundError, InputError, SpecError, first_line
 
 
 @dataclass(frozen=True)
@@ -156,8 +159,19 @@ BUILTIN: dict[str, tuple[frozenset[str], Callable[..., Loaded]]] = {
 FILE_PARAMS = frozenset({"path", "target", "features", "categorical"})
 
 
-def validate_dataset(spec: DatasetSpec, where: str) -> None:
-    """Check a dataset entry's parameters without loading it."""
+#: The most values (samples × features) a synthetic dataset may hold: 800 MB as float64.
+MAX_SYNTHETIC_VALUES = 100_000_000
+
+
+def validate_dataset(
+    spec: DatasetSpec, where: str, *, base: Path | None = None, allow_outside: bool = False
+) -> None:
+    """Check a dataset entry's parameters without loading it.
+
+    A user file must lie inside ``base`` (the spec's folder; default: the current
+    directory) after resolving ``..`` and symbolic links, unless ``allow_outside``: a
+    study spec from someone else must not read arbitrary files.
+    """
     if spec.name in BUILTIN:
         allowed, _ = BUILTIN[spec.name]
         unknown = set(spec.params) - allowed
@@ -182,28 +196,104 @@ def validate_dataset(spec: DatasetSpec, where: str) -> None:
     declared = spec.params.get("categorical", [])
     if not isinstance(declared, list) or not all(isinstance(c, str) for c in declared):
         raise SpecError(f"{where}: categorical must be a list of column names. Got {declared!r}.")
+    path, target = spec.params["path"], spec.params["target"]
+    if not isinstance(path, str) or not path:
+        raise SpecError(f"{where}: path must be a non-empty string. Got {path!r}.")
+    if not isinstance(target, str) or not target:
+        raise SpecError(f"{where}: target must be a column name (a string). Got {target!r}.")
+    if "features" in spec.params:
+        features = spec.params["features"]
+        if (
+            not isinstance(features, list)
+            or not features
+            or not all(isinstance(f, str) and f for f in features)
+        ):
+            raise SpecError(
+                f"{where}: features must be a non-empty list of column names (leave it out to "
+                f"use every column but the target). Got {features!r}."
+            )
+        twice = sorted({f for f in features if features.count(f) > 1})
+        if twice:
+            raise SpecError(f"{where}: features name {twice[0]!r} twice; expected each once")
+        if target in features:
+            raise SpecError(
+                f"{where}: features include the target {target!r}; a model must not see the "
+                "label it predicts"
+            )
+    folder = (base or Path.cwd()).resolve()
+    try:
+        resolved = _file_path(path, base).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:  # NUL byte, link loop, unknown ~user
+        raise SpecError(f"{where}: path {path!r} cannot be resolved: {exc}") from None
+    if not allow_outside and not resolved.is_relative_to(folder):
+        raise SpecError(
+            f"{where}: path {path!r} resolves to {resolved}, outside the spec's folder "
+            f"{folder}; a study reads only files in its own folder unless allowed "
+            "(--allow-outside-paths, or allow_outside_paths=True)"
+        )
+
+
+def _file_path(path: str, base: Path | None) -> Path:
+    """A user file's path: relative paths are relative to the spec's folder ``base``."""
+    resolved = Path(path).expanduser()
+    return base / resolved if not resolved.is_absolute() and base is not None else resolved
 
 
 def _check_synthetic(params: Mapping[str, Any], where: str) -> None:
-    ints = {"n_samples": 20, "n_features": 2, "n_informative": 1, "n_classes": 2, "random_state": 0}
-    for name, low in ints.items():
-        if name in params and (
-            not isinstance(params[name], int)
-            or isinstance(params[name], bool)
-            or params[name] < low
+    ints = {
+        "n_samples": (20, None),
+        "n_features": (2, None),
+        "n_informative": (1, None),
+        "n_classes": (2, None),
+        "random_state": (0, 2**32 - 1),
+    }
+    for name, (low, high) in ints.items():
+        value = params.get(name, low)
+        if (
+            not isinstance(value, int)
+            or isinstance(value, bool)
+            or value < low
+            or (high is not None and value > high)
         ):
-            raise SpecError(f"{where}: {name} must be an int >= {low}. Got {params[name]!r}.")
-    n_features = params.get("n_features", 20)
+            expected = f"an int in [{low}, {high}]" if high is not None else f"an int >= {low}"
+            raise SpecError(f"{where}: {name} must be {expected}. Got {value!r}.")
+    for name, low, high in (("class_sep", 0.0, 1e6), ("flip_y", 0.0, 1.0)):
+        value = params.get(name, low)
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or not low <= value <= high
+        ):
+            raise SpecError(
+                f"{where}: {name} must be a number in [{low:g}, {high:g}]. Got {value!r}."
+            )
+    n_samples, n_features = params.get("n_samples", 2000), params.get("n_features", 20)
+    if n_samples * n_features > MAX_SYNTHETIC_VALUES:
+        raise SpecError(
+            f"{where}: n_samples × n_features = {n_samples * n_features:,} values "
+            f"({_size(8 * n_samples * n_features)} as float64) exceeds the bound of "
+            f"{MAX_SYNTHETIC_VALUES:,} ({_size(8 * MAX_SYNTHETIC_VALUES)})"
+        )
     n_informative = params.get("n_informative", min(10, n_features))
     if n_informative > n_features:
         raise SpecError(
             f"{where}: n_informative ({n_informative}) must be <= n_features ({n_features})."
         )
     n_classes = params.get("n_classes", 3)
-    if n_classes > 2**n_informative:
+    # make_classification places two clusters per class on the informative hypercube's corners
+    if 2 * n_classes > 2**n_informative:
         raise SpecError(
-            f"{where}: n_classes ({n_classes}) must be <= 2**n_informative ({2**n_informative})."
+            f"{where}: n_classes ({n_classes}) must be <= 2**n_informative / 2 "
+            f"({2**n_informative // 2}): each class takes two corners of the informative cube."
         )
+
+
+def _size(n_bytes: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if n_bytes < 1024 or unit == "TiB":
+            return f"{n_bytes:.0f} {unit}" if unit == "bytes" else f"{n_bytes:.1f} {unit}"
+        n_bytes /= 1024
+    raise AssertionError  # unreachable
 
 
 def load_dataset(
@@ -221,11 +311,14 @@ def load_dataset(
     y = np.asarray(y, dtype=np.int32)
     ids = np.arange(len(y), dtype=np.int64)
     counts = np.bincount(y, minlength=len(classes))
-    stratify = y if counts.min() >= 2 else None
-    try:
-        tr, te = train_test_split(
-            ids, test_size=test_size, random_state=split_seed, stratify=stratify
+    if counts.min() < 2:
+        few = int(np.argmax(counts < 2))
+        raise InputError(
+            f"dataset {spec.name!r}: class {classes[few]!r} has {counts[few]} sample(s); every "
+            "class needs at least 2, one for training and one for the test set"
         )
+    try:
+        tr, te = train_test_split(ids, test_size=test_size, random_state=split_seed, stratify=y)
     except ValueError as exc:
         raise InputError(
             f"dataset {spec.name!r}: cannot split with test_size={test_size}: {exc}"
@@ -246,9 +339,7 @@ def load_dataset(
 
 
 def _load_file(spec: DatasetSpec, base: Path | None) -> Loaded:
-    path = Path(spec.params["path"]).expanduser()
-    if not path.is_absolute() and base is not None:
-        path = base / path
+    path = _file_path(spec.params["path"], base)
     target = spec.params["target"]
     where = f"dataset {spec.name!r} ({path})"
     if not path.is_file():
@@ -257,18 +348,20 @@ def _load_file(spec: DatasetSpec, base: Path | None) -> Loaded:
         if path.suffix.lower() in {".parquet", ".pq"}:
             frame = pl.read_parquet(path)
         elif path.suffix.lower() in {".csv", ".tsv", ".txt"}:
-            frame = pl.read_csv(path, separator="\t" if path.suffix.lower() == ".tsv" else ",")
+            separator = "\t" if path.suffix.lower() == ".tsv" else ","
+            check_header(where, path, separator)
+            frame = pl.read_csv(path, separator=separator)
         else:
             raise InputError(
                 f"{where}: unsupported file type {path.suffix!r}; use .csv, .tsv or .parquet"
             )
     except pl.exceptions.PolarsError as exc:
-        raise InputError(f"{where}: cannot read: {exc}") from None
+        raise InputError(f"{where}: cannot read: {first_line(exc)}") from None
     if frame.height == 0:
         raise InputError(f"{where}: the file has no rows")
     if target not in frame.columns:
         raise ColumnNotFoundError.from_missing_and_available(where, [target], frame.columns)
-    features = list(spec.params.get("features") or [c for c in frame.columns if c != target])
+    features = list(spec.params.get("features", [c for c in frame.columns if c != target]))
     missing = [c for c in features if c not in frame.columns]
     if missing:
         raise ColumnNotFoundError.from_missing_and_available(where, missing, frame.columns)
@@ -293,13 +386,22 @@ def _from_frame(frame: pl.DataFrame, target: str, features: list | None, where: 
             "`features`"
         )
     y_raw = frame.get_column(target)
-    if y_raw.null_count():
+    missing = y_raw.is_null() | (y_raw.is_nan() if y_raw.dtype.is_float() else False)
+    if missing.any():
         raise InputError(
-            f"{where}: target column {target!r} has {y_raw.null_count()} missing value(s)"
+            f"{where}: target column {target!r} has {int(missing.sum())} missing value(s) "
+            f"(empty, null or NaN), first at row {int(missing.arg_true()[0]) + 1}; expected a "
+            "class in every row"
         )
     classes, y = np.unique(y_raw.to_numpy(), return_inverse=True)
     if len(classes) < 2:
         raise InputError(f"{where}: target column {target!r} has fewer than two classes")
+    hostile = [str(c) for c in classes if printable_line(str(c)) != str(c)]
+    if hostile:
+        raise InputError(
+            f"{where}: target column {target!r} holds a class name with control characters "
+            f"({hostile[0]!r}); expected printable names"
+        )
     columns, categories = [], []
     for c in features:
         if kinds[c] == "numeric":
@@ -312,6 +414,7 @@ def _from_frame(frame: pl.DataFrame, target: str, features: list | None, where: 
         columns.append(codes.cast(pl.Float64).fill_null(np.nan).to_numpy())
         categories.append(tuple(levels.to_list()))
     X = np.column_stack(columns) if columns else np.empty((frame.height, 0))
+    _check_features(where, X, features)
     return X, y, features, [str(c) for c in classes], categories
 
 
@@ -321,3 +424,28 @@ def _kind(dtype: pl.DataType) -> str | None:
     if isinstance(dtype, pl.String | pl.Categorical | pl.Enum | pl.Boolean):
         return "categorical"
     return None
+
+
+
+def _check_features(where: str, X: np.ndarray, features: list[str]) -> None:
+    """Refuse infinite feature values, and values so large that a column's variance (what
+    scaling and the noise operators use) overflows float64. NaN is a missing value."""
+    infinite = np.isinf(X)
+    if infinite.any():
+        row, col = np.argwhere(infinite)[0]
+        raise InputError(
+            f"{where}: feature column {features[col]!r} holds {X[row, col]} at row {row + 1} "
+            f"({int(infinite.sum())} infinite value(s) in all); expected finite numbers "
+            "(leave a value empty for missing)"
+        )
+    with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-missing column
+        spread = np.nanstd(X, axis=0)
+    overflow = np.isinf(spread)
+    if overflow.any():
+        col = int(np.argmax(overflow))
+        largest = np.nanmax(np.abs(X[:, col]))
+        raise InputError(
+            f"{where}: feature column {features[col]!r} holds values as large as {largest:g}, "
+            "too large for its variance to fit in float64; rescale the column"
+        )

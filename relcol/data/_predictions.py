@@ -50,7 +50,8 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from relcol.errors import ColumnNotFoundError, InputError, ParameterError
+from relcol._text import printable_line
+from relcol.errors import ColumnNotFoundError, InputError, ParameterError, first_line
 from relcol.store import ANNOTATIONS, CLASSES, KEY, PREDICTIONS
 
 #: Every role a column can play, with what it holds.
@@ -265,8 +266,12 @@ def read_predictions(
 
 def _check_parameters(model, dataset, proba_prefix, tolerance, classes):
     for name, value in (("model", model), ("dataset", dataset)):
-        if value is not None and (not isinstance(value, str) or not value):
-            raise ParameterError(f"{name} must be a non-empty string. Got {value!r}.")
+        if value is not None and (
+            not isinstance(value, str) or not value or printable_line(value) != value
+        ):
+            raise ParameterError(
+                f"{name} must be a non-empty string without control characters. Got {value!r}."
+            )
     if not isinstance(proba_prefix, str) or not proba_prefix:
         raise ParameterError(f"proba_prefix must be a non-empty string. Got {proba_prefix!r}.")
     if (
@@ -279,7 +284,7 @@ def _check_parameters(model, dataset, proba_prefix, tolerance, classes):
         if isinstance(classes, str):
             classes = [c.strip() for c in classes.split(",")]
         classes = list(classes)
-        bad = [c for c in classes if not isinstance(c, str) or not c]
+        bad = [c for c in classes if not isinstance(c, str) or not c or printable_line(c) != c]
         if not classes or bad:
             raise ParameterError(f"classes must be non-empty names. Got {classes!r}.")
         twice = sorted({c for c in classes if classes.count(c) > 1})
@@ -311,19 +316,59 @@ def _read(source) -> tuple[pl.DataFrame, str, str, str]:
     digest = hashlib.sha256(data).hexdigest()
     if not data.strip():
         raise InputError(f"{where}: the file is empty: expected a header and rows; found 0 bytes")
+    separator = "\t" if fmt == "tsv" else ","
     try:
         if fmt in ("csv", "tsv"):
-            frame = pl.read_csv(
-                io.BytesIO(data), separator="\t" if fmt == "tsv" else ",", infer_schema_length=None
-            )
+            check_header(where, data, separator)
+            frame = pl.read_csv(io.BytesIO(data), separator=separator, infer_schema_length=None)
         elif fmt == "parquet":
             frame = pl.read_parquet(io.BytesIO(data))
         else:
             frame = pl.read_ndjson(io.BytesIO(data), infer_schema_length=None)
+    except InputError:
+        raise
     except Exception as exc:  # the readers raise many types; all mean "not this format"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{where}: cannot read as {fmt.upper()}: {first}") from None
+        if fmt == "jsonl":
+            _locate_json_error(where, data)
+        raise InputError(f"{where}: cannot read as {fmt.upper()}: {first_line(exc)}") from None
     return frame, where, fmt, digest
+
+
+def check_header(where: str, data: bytes | Path, separator: str) -> None:
+    """Refuse a CSV header that names a column twice (the reader would rename the second,
+    and the first would play the role silently). Shared with dataset files."""
+    source = io.BytesIO(data) if isinstance(data, bytes) else data
+    header = pl.read_csv(
+        source, separator=separator, has_header=False, n_rows=1, infer_schema=False
+    ).row(0)
+    seen: dict[object, int] = {}
+    for position, name in enumerate(header, start=1):
+        if name in seen:
+            raise InputError(
+                f"{where}: the header names column {name!r} twice (columns {seen[name]} and "
+                f"{position}); expected each column once"
+            )
+        seen[name] = position
+
+
+def _locate_json_error(where: str, data: bytes) -> None:
+    """Raise an InputError naming the first line of ``data`` that is not a JSON object."""
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "not UTF-8 text"
+            column = f", column {exc.colno}" if isinstance(exc, json.JSONDecodeError) else ""
+            raise InputError(
+                f"{where}: cannot read as JSONL: line {number}{column}: {reason}"
+            ) from None
+        if not isinstance(value, dict):
+            raise InputError(
+                f"{where}: cannot read as JSONL: line {number}: expected an object "
+                f"{{...}} per line; found {type(value).__name__}"
+            )
 
 
 # -- roles ------------------------------------------------------------------------------------
@@ -388,9 +433,20 @@ def _resolve(where: str, available: list[str], mapping: dict[str, str], prefix: 
     return _Roles(plain, scores, vector, ignored)
 
 
-def _missing(where: str, role: str, available: list[str], how: str) -> ColumnNotFoundError:
+def _missing(
+    where: str, role: str, available: list[str], how: str, mapping: Mapping[str, str]
+) -> ColumnNotFoundError:
+    playing = {col: r for r, col in mapping.items()}
+    if role in playing:
+        # the column named after the role exists but was mapped to another role
+        return ColumnNotFoundError(
+            f"{where}: no column plays {role}: column {role!r} plays {playing[role]} "
+            f"(--column {playing[role]}={role}); {how}"
+        )
     error = ColumnNotFoundError.from_missing_and_available(where, [role], available)
-    close = difflib.get_close_matches(role, available, n=1, cutoff=0.6)
+    close = difflib.get_close_matches(
+        role, [c for c in available if c not in playing], n=1, cutoff=0.6
+    )
     hint = f"; did you mean {close[0]!r} (--column {role}={close[0]})?" if close else ""
     return ColumnNotFoundError(f"{error}{hint or ';'} {how}")
 
@@ -399,8 +455,12 @@ def _check_required(
     where: str, available: list[str], roles: _Roles, multilabel: bool, mapping: dict
 ) -> None:
     cols = roles.columns
+
+    def missing(role: str, how: str) -> ColumnNotFoundError:
+        return _missing(where, role, available, how, mapping)
+
     if "y_true" not in cols:
-        raise _missing(where, "y_true", available, "map the true labels with --column y_true=COL")
+        raise missing("y_true", "map the true labels with --column y_true=COL")
     plain = [s for s in roles.scores if s[1] is None]
     if multilabel:
         if "proba" in cols:
@@ -410,21 +470,15 @@ def _check_required(
                 "y_pred with confidence"
             )
         if not roles.scores:
-            raise _missing(
-                where,
+            raise missing(
                 "probability",
-                available,
                 "multi-label rows need probability (P(label present)) or y_pred with confidence",
             )
         if any(k == "confidence" for k, _, _ in roles.scores) and "y_pred" not in cols:
-            raise _missing(
-                where, "y_pred", available, "a confidence is the confidence in y_pred (0/1)"
-            )
+            raise missing("y_pred", "a confidence is the confidence in y_pred (0/1)")
         if "sample_id" not in cols:
-            raise _missing(
-                where,
+            raise missing(
                 "sample_id",
-                available,
                 "multi-label rows need the sample each (sample, label) row belongs to"
                 + _LABEL_HINT.format(col=cols["label"]),
             )
@@ -443,17 +497,13 @@ def _check_required(
             )
         has_vector = "proba" in cols or bool(roles.vector)
         if not has_vector and not roles.scores:
-            raise _missing(
-                where,
+            raise missing(
                 "confidence",
-                available,
                 "expected a probability vector (a list column proba, or p_<class> columns) "
                 "or y_pred with confidence",
             )
         if not has_vector and "y_pred" not in cols:
-            raise _missing(
-                where, "y_pred", available, "without a probability vector, y_pred must be given"
-            )
+            raise missing("y_pred", "without a probability vector, y_pred must be given")
     if len(plain) > 1:
         raise InputError(
             f"{where}: two unnamed scores ({', '.join(repr(c) for *_, c in plain)}); name them "
@@ -461,10 +511,8 @@ def _check_required(
         )
     if "agreement" in cols and "y_pred" not in cols and multilabel and len(roles.scores) > 1:
         # each probability would predict on its own; agreement is with one prediction
-        raise _missing(
-            where,
+        raise missing(
             "y_pred",
-            available,
             "agreement is the share of annotators agreeing with the prediction, and several "
             "probabilities predict apart",
         )
@@ -473,7 +521,14 @@ def _check_required(
 # -- typed columns ----------------------------------------------------------------------------
 
 
-_SINGULAR = {"are": "is", "have": "has", "hold": "holds", "repeat": "repeats", "differ": "differs"}
+_SINGULAR = {
+    "are": "is",
+    "have": "has",
+    "hold": "holds",
+    "repeat": "repeats",
+    "differ": "differs",
+    "contradict": "contradicts",
+}
 
 
 def _rows_text(count: int) -> str:
@@ -519,22 +574,37 @@ class _Reader:
             missing = missing | series.is_nan()
         self.fail(role, col, missing, "have no value (empty, null or NaN); expected a value")
 
+    def parsed(self, role: str, col: str, dtype: pl.DataType, kind: str) -> pl.Series:
+        """A text column as ``dtype`` (``kind``: number or integer); each value that does not
+        parse fails at its own row.
+
+        A CSV holds only text, so its numbers arrive as text; in a typed format (JSON lines,
+        Parquet) a text column is a type error, named at the first row holding text that is
+        not a number, else (every value a quoted number) at the first row.
+        """
+        s = self.frame.get_column(col)
+        parsed = s.cast(dtype, strict=False)
+        text = parsed.is_null() & s.is_not_null()
+        article = "an" if kind == "integer" else "a"
+        if text.any():
+            example = s.filter(text)[0]
+            self.fail(
+                role, col, text, f"hold text where {article} {kind} is expected (e.g. {example!r})"
+            )
+        given = s.is_not_null()
+        if not self.csv and given.any():
+            raise InputError(
+                f"{self.name(role, col)}: expected {kind}s; found text (e.g. "
+                f"{s.filter(given)[0]!r} at row {self.row.filter(given)[0]})"
+            )
+        return parsed
+
     def numbers(self, role: str, col: str) -> pl.Series:
         s = self.frame.get_column(col)
-        if s.dtype == pl.String and self.csv:
-            parsed = s.cast(pl.Float64, strict=False)
-            text = parsed.is_null() & s.is_not_null()
-            if text.any():
-                example = s.filter(text)[0]
-                self.fail(
-                    role, col, text, f"hold text where a number is expected (e.g. {example!r})"
-                )
-            s = parsed
+        if s.dtype == pl.String:
+            s = self.parsed(role, col, pl.Float64, "number")
         elif not s.dtype.is_numeric():
-            raise InputError(
-                f"{self.name(role, col)}: expected numbers; found type {s.dtype}"
-                + (f" (e.g. {s.drop_nulls()[0]!r} at row 1)" if s.drop_nulls().len() else "")
-            )
+            raise InputError(f"{self.name(role, col)}: expected numbers; found type {s.dtype}")
         s = s.cast(pl.Float64)
         self.present(role, col, s)
         return s
@@ -558,20 +628,33 @@ class _Reader:
 
     def integers(self, role: str, col: str, bounds: tuple[int, int]) -> pl.Series:
         s = self.frame.get_column(col)
-        if s.dtype == pl.String and self.csv:
-            parsed = s.cast(pl.Int64, strict=False)
-            bad = parsed.is_null() & s.is_not_null()
-            self.fail(role, col, bad, "hold text where an integer is expected")
-            s = parsed
-        elif not s.dtype.is_integer():
-            example = s.drop_nulls()
-            raise InputError(
-                f"{self.name(role, col)}: expected integers; found type {s.dtype}"
-                + (f" (e.g. {example[0]!r})" if example.len() else "")
+        if s.dtype == pl.String:
+            s = self.parsed(role, col, pl.Int64, "integer")
+        elif s.dtype.is_float():
+            self.present(role, col, s)
+            fraction = s != s.round()
+            example = s.filter(fraction)[0] if fraction.any() else None
+            self.fail(
+                role,
+                col,
+                fraction,
+                f"hold numbers that are not whole (e.g. {example!r}); expected integers",
             )
+            raise InputError(
+                f"{self.name(role, col)}: expected integers; found whole numbers stored as type "
+                f"{s.dtype}; store the column as integers"
+            )
+        elif not s.dtype.is_integer():
+            raise InputError(f"{self.name(role, col)}: expected integers; found type {s.dtype}")
         self.present(role, col, s)
         lo, hi = bounds
-        self.fail(role, col, (s < lo) | (s > hi), f"are outside the integer range [{lo}, {hi}]")
+        # unsigned columns (common from numpy/pandas) are accepted when every value fits
+        if s.dtype.is_signed_integer():
+            wide = s.cast(pl.Int64)
+            outside = (wide < lo) | (wide > hi)
+        else:
+            outside = s.cast(pl.UInt64) > hi
+        self.fail(role, col, outside, f"are outside the integer range [{lo}, {hi}]")
         return s.cast(pl.Int64)
 
     def text(self, role: str, col: str) -> pl.Series:
@@ -580,7 +663,20 @@ class _Reader:
             raise InputError(f"{self.name(role, col)}: expected text; found type {s.dtype}")
         s = s.cast(pl.String)
         self.present(role, col, s)
+        self.fail(role, col, s.str.strip_chars() == "", "are empty or blank; expected a name")
+        self.printable(role, col, s)
         return s
+
+    def printable(self, role: str, col: str, s: pl.Series) -> None:
+        """Refuse names holding control characters (terminal escapes, NUL, newlines)."""
+        bad = [v for v in s.drop_nulls().unique().to_list() if printable_line(v) != v]
+        if bad:
+            self.fail(
+                role,
+                col,
+                s.is_in(bad),
+                f"hold control characters (e.g. {bad[0]!r}); expected printable names",
+            )
 
     def labels(self, role: str, col: str) -> pl.Series:
         """Class codes (Int64) or names (String); bool is a code 0/1."""
@@ -590,6 +686,9 @@ class _Reader:
         elif isinstance(s.dtype, pl.Categorical | pl.Enum):
             s = s.cast(pl.String)
         elif s.dtype.is_integer():
+            if s.dtype.is_unsigned_integer():
+                too_large = s.cast(pl.UInt64) > 2**63 - 1
+                self.fail(role, col, too_large, "hold class codes above 2**63 − 1")
             s = s.cast(pl.Int64)
         elif s.dtype != pl.String:
             raise InputError(
@@ -598,6 +697,8 @@ class _Reader:
                 + (f" (e.g. {s.drop_nulls()[0]!r})" if s.drop_nulls().len() else "")
             )
         self.present(role, col, s)
+        if s.dtype == pl.String:
+            self.printable(role, col, s)
         return s
 
 
@@ -865,6 +966,14 @@ def _sources(reader: _Reader, roles: _Roles, base: pl.DataFrame, vector, multila
             s = reader.frame.get_column(col).cast(pl.Float64)
             if kind == "probability":
                 y_pred = y_pred_given if y_pred_given is not None else (s >= 0.5).cast(pl.Int32)
+                # y_pred = 1 with P(present) < 0.5 would be a confidence below 0.5 in it
+                reader.fail(
+                    kind if method is None else f"{kind}:{method}",
+                    col,
+                    ((y_pred == 1) & (s < 0.5)) | ((y_pred == 0) & (s > 0.5)),
+                    "contradict y_pred (y_pred = 1 with P(label present) < 0.5, or 0 with "
+                    "P > 0.5); expected y_pred = 1 when P > 0.5 and 0 when P < 0.5",
+                )
                 confidence = (
                     pl.DataFrame({"y": y_pred, "p": s})
                     .select(

@@ -11,12 +11,16 @@ import polars as pl
 
 from relcol.errors import ColumnNotFoundError, ParameterError
 
+#: The most equal-width bins a calibration metric takes: far finer than any test set
+#: can fill, and small enough that a per-bin table stays small.
+MAX_BINS = 1000
+
 
 def check_bins(bins: object) -> int:
-    """``bins`` as an int >= 1, or a ``ParameterError`` naming the value received."""
+    """``bins`` as an int in [1, MAX_BINS], or a ``ParameterError`` naming the value received."""
     # bool is an int subclass, but bins=True is a mistake, not a bin count
-    if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-        raise ParameterError(f"bins must be an int >= 1. Got {bins!r}.")
+    if isinstance(bins, bool) or not isinstance(bins, int) or not 1 <= bins <= MAX_BINS:
+        raise ParameterError(f"bins must be an int in [1, {MAX_BINS}]. Got {bins!r}.")
     return bins
 
 

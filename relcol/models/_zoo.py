@@ -19,13 +19,17 @@ route a category unseen in training the way they route a missing value.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import sys
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.compose import ColumnTransformer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.exceptions import ConvergenceWarning
@@ -37,13 +41,48 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from relcol.errors import InputError, SpecError
+from relcol.errors import InputError, SpecError, first_line
 
 
 def _lightgbm() -> type[BaseEstimator]:
     from lightgbm import LGBMClassifier  # imported on use: it loads a native library
 
     return LGBMClassifier
+
+
+def _check_sklearn(estimator: BaseEstimator) -> None:
+    """scikit-learn's own check of an estimator's parameters (types and ranges), no fit."""
+    estimator._validate_params()
+
+
+def _check_lightgbm(estimator: BaseEstimator) -> None:
+    """LightGBM checks its parameters only when it trains: train one round on eight rows,
+    with the native library's messages (it prints before raising) silenced."""
+    rounds = estimator.get_params()["n_estimators"]
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"n_estimators must be an int >= 1. Got {rounds!r}.")
+    X, y = np.arange(16.0).reshape(8, 2), np.tile([0, 1], 4)
+    with _native_output_silenced(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        clone(estimator).set_params(n_estimators=1).fit(X, y)
+
+
+@contextlib.contextmanager
+def _native_output_silenced() -> Iterator[None]:
+    """Send file descriptors 1 and 2 to /dev/null: what a native library writes there."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, devnull):
+            os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -59,6 +98,7 @@ class Recipe:
     #: natively: the constructor parameter ("init", scikit-learn's HGB) or the ``fit``
     #: argument ("fit", LightGBM). None: the codes are one-hot encoded before it.
     native_categorical: str | None = None
+    check: Callable[[BaseEstimator], None] = _check_sklearn  # the library's parameter check
 
     def build(
         self, params: Mapping[str, Any], categorical: np.ndarray | None = None
@@ -68,7 +108,7 @@ class Recipe:
         native = dict(params)
         if self.native_categorical == "init" and categorical.any():
             native["categorical_features"] = categorical
-        estimator = self.estimator()(**{**self.defaults, **native})
+        estimator = self.bare(native)
         if not self.impute:
             return estimator
         numeric = [SimpleImputer(strategy="mean")] + ([StandardScaler()] if self.scale else [])
@@ -92,6 +132,10 @@ class Recipe:
         if self.native_categorical == "fit" and categorical.any():
             return {"categorical_feature": np.flatnonzero(categorical).tolist()}
         return {}
+
+    def bare(self, params: Mapping[str, Any]) -> BaseEstimator:
+        """The estimator alone (no imputer or scaler) with the defaults and ``params``."""
+        return self.estimator()(**{**self.defaults, **params})
 
     def parameter_names(self) -> set[str]:
         return set(self.estimator()().get_params())
@@ -119,6 +163,7 @@ ZOO: dict[str, Recipe] = {
         {"n_estimators": 100, "verbose": -1, "n_jobs": 1},
         impute=False,
         native_categorical="fit",
+        check=_check_lightgbm,
     ),
     "mlp": Recipe(
         _const(MLPClassifier), {"hidden_layer_sizes": (64,), "max_iter": 500}, scale=True
@@ -151,6 +196,18 @@ def validate_model(spec: ModelSpec, where: str) -> None:
             f"{where}: {sorted(unknown)} not parameter(s) of {spec.name}; "
             f"see its scikit-learn/LightGBM documentation"
         )
+    recipe = ZOO[spec.name]
+    try:
+        recipe.check(recipe.bare(spec.params))
+    except Exception as exc:  # the libraries raise ValueError, TypeError, LightGBMError …
+        raise SpecError(
+            f"{where}: {spec.name} refuses its parameters {dict(spec.params)}: "
+            f"{_NATIVE_SOURCE.sub('', first_line(exc))}"
+        ) from None
+
+
+#: Where in LightGBM's C++ sources a check failed: noise in a message for the user.
+_NATIVE_SOURCE = re.compile(r"\s+at \S+, line \d+\s*\.?\s*$")
 
 
 @dataclass(frozen=True)
@@ -167,7 +224,8 @@ class FrozenModel:
 
         A class absent from the bootstrap resample gets probability 0.
         """
-        raw = np.asarray(self.estimator.predict_proba(X), dtype=np.float64)
+        with _refused_parameters(self.spec, self.seed):
+            raw = np.asarray(self.estimator.predict_proba(X), dtype=np.float64)
         out = np.zeros((raw.shape[0], self.n_classes))
         out[:, np.asarray(self.estimator.classes_, dtype=np.int64)] = raw
         return out
@@ -199,7 +257,8 @@ def fit_frozen(
         # filter must come second: simplefilter puts the newest first, and ConvergenceWarning
         # is a UserWarning, so "always" before it would let every one through.
         warnings.simplefilter("ignore", ConvergenceWarning)
-        estimator.fit(X_train[idx], y_train[idx], **recipe.fit_params(categorical))
+        with _refused_parameters(spec, seed):
+            estimator.fit(X_train[idx], y_train[idx], **recipe.fit_params(categorical))
     for warning in caught:
         if str(warning.message) == _INTERRUPTED:
             # scikit-learn's MLP catches Ctrl-C, warns and keeps the half-trained weights;
@@ -221,6 +280,19 @@ def _check_cardinality(
                 f"{spec.name} splits on at most max_bins = {max_bins}. Use lightgbm or another "
                 "model, or merge rare categories in the data."
             )
+
+
+@contextlib.contextmanager
+def _refused_parameters(spec: ModelSpec, seed: int) -> Iterator[None]:
+    """Parameters valid on their own can still fail on the data (``n_neighbors`` above the
+    training size, a penalty its solver lacks): one SpecError line, as at spec load."""
+    try:
+        yield
+    except (ValueError, TypeError) as exc:
+        raise SpecError(
+            f"model {spec.id!r} (seed {seed}) cannot be fitted or used with its parameters "
+            f"{dict(spec.params)}: {first_line(exc)}"
+        ) from None
 
 
 #: The warning scikit-learn's stochastic solvers give when Ctrl-C stops their training early.

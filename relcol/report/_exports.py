@@ -22,6 +22,8 @@ from pathlib import Path
 import polars as pl
 from great_tables import GT
 
+from relcol._text import printable
+
 #: The folder, inside the report folder, that holds the table exports.
 FOLDER = "tables"
 
@@ -50,10 +52,10 @@ class Exports:
         written = []
         for table in self.tables.values():
             files = {
-                "html": lambda p, t=table: p.write_text(_page(t), encoding="utf-8"),
+                "html": lambda p, t=table: p.write_text(printable(_page(t)), encoding="utf-8"),
             }
             if table.latex is not None:
-                files["tex"] = lambda p, t=table: p.write_text(t.latex, encoding="utf-8")
+                files["tex"] = lambda p, t=table: p.write_text(printable(t.latex), encoding="utf-8")
             if table.data is not None:
                 files["csv"] = lambda p, t=table: flat(t.data).write_csv(p)
                 files["parquet"] = lambda p, t=table: t.data.write_parquet(p)

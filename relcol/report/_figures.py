@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from relcol._text import printable
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
@@ -679,7 +681,10 @@ def figure_svg(fig: Figure, *, id_prefix: str, label: str | None = None) -> str:
     plain token (letters, digits, ``-``, ``_``).
     """
     from matplotlib import rc_context
+    from matplotlib.text import Text
 
+    for text in fig.findobj(Text):  # names reach titles and legends: no control characters
+        text.set_text(printable(text.get_text(), symbols=False))
     buffer = io.StringIO()
     with rc_context(_RC):
         fig.savefig(buffer, format="svg", metadata={"Date": None})

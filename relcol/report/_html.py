@@ -23,6 +23,7 @@ from typing import Any, TypedDict
 
 import polars as pl
 
+from relcol._text import printable
 from relcol.analysis._frames import CELL_KEYS, require_columns
 from relcol.errors import InputError
 from relcol.report._classes import by_class_section
@@ -110,6 +111,7 @@ def write_report(
         The path of ``index.html``.
     """
     page, exports = _render(tables, meta, progress)
+    page = printable(page)  # a NUL or escape in a name must not reach the page
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, frame in tables.items():

@@ -1,6 +1,7 @@
 """A fixed-width text summary of the report for the terminal.
 
-Plain text (no colour codes), one line per dataset × model × corruption; column
+Plain text (no colour codes; a control character in a name is shown as a visible
+symbol, see ``relcol._text``), one line per dataset × model × corruption; column
 widths follow the longest name, so the output lines up in any monospace font. With the
 statistical layer's ``thresholds`` table, each line starts with where trust breaks: whether
 the model is already overconfident when clean, the break point, d* and the traffic light.
@@ -12,6 +13,7 @@ import textwrap
 
 import polars as pl
 
+from relcol._text import printable_line
 from relcol.analysis import degradation_summary
 from relcol.analysis._frames import group_keys, sort_by_appearance
 
@@ -91,7 +93,12 @@ def terminal_summary(calibration: pl.DataFrame, thresholds: pl.DataFrame | None 
     summary = summary.join(order, on=keys, how="left", nulls_equal=True).sort("__order")
 
     columns = [
-        ("", n, "<", [_MISSING if v is None else str(v) for v in summary.get_column(n)])
+        (
+            "",
+            n,
+            "<",
+            [_MISSING if v is None else printable_line(str(v)) for v in summary.get_column(n)],
+        )
         for n in names
     ]
     trust = thresholds is not None and not thresholds.is_empty()

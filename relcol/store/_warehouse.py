@@ -44,6 +44,7 @@ import duckdb
 import polars as pl
 
 from relcol.errors import ParameterError, WarehouseError
+from relcol.metrics._params import check_bins
 from relcol.store import _files, _schema
 from relcol.store._sql import connect, damaged, init_script, reading_only
 
@@ -226,7 +227,7 @@ class Warehouse:
         (as long as the statements run on it only read: see ``sql``).
         """
         return connect(
-            self.sources(study), bins=bins, sandbox=sandbox, memory_limit=memory_limit
+            self.sources(study), bins=check_bins(bins), sandbox=sandbox, memory_limit=memory_limit
         )
 
     def sql(
@@ -256,6 +257,8 @@ class Warehouse:
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
         ):
             raise ParameterError(f"timeout must be a number of seconds > 0, or None. Got {timeout!r}.")
+        if not isinstance(query, str) or not _has_statement(query):
+            raise WarehouseError(f"the SQL query is empty (no statement). Got {query!r}.")
         if not unsafe:
             reading_only(query)
         for attempt in range(3):
@@ -318,7 +321,7 @@ class Warehouse:
     def init_script(
         self, *, bins: int = 15, study: str | None = None, memory_limit: str | None = None
     ) -> str:
-        return init_script(self.sources(study), bins=bins, memory_limit=memory_limit)
+        return init_script(self.sources(study), bins=check_bins(bins), memory_limit=memory_limit)
 
     def predictions(self, study: str | None = None) -> pl.LazyFrame:
         """The long table as a Polars LazyFrame (a snapshot of committed ingests; of one
@@ -700,6 +703,15 @@ def write_part_file(frame: pl.DataFrame, path: Path) -> int:
     frame = _schema.conform(frame, _schema.PREDICTIONS)
     frame.write_parquet(path, compression="zstd")
     return frame.height
+
+
+def _has_statement(query: str) -> bool:
+    """Whether ``query`` holds a statement (not only blanks, comments or semicolons); a
+    query DuckDB cannot parse counts as one, so running it reports the syntax error."""
+    try:
+        return bool(duckdb.extract_statements(query))
+    except duckdb.Error:
+        return True
 
 
 def _atomic_write_parquet(path: Path, frame: pl.DataFrame) -> None:

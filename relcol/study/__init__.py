@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from relcol.study._numerics import numerics, portable_environment
-from relcol.study._runner import IngestResult, n_fits, rng_for, run_study
+from relcol.study._runner import MAX_ROWS, IngestResult, n_fits, n_rows, rng_for, run_study
 from relcol.study._spec import CorruptionSpec, Study, default_study_text, load_study, parse_study
 
 __all__ = [
+    "MAX_ROWS",
     "CorruptionSpec",
     "IngestResult",
     "Study",
     "default_study_text",
     "load_study",
     "n_fits",
+    "n_rows",
     "numerics",
     "parse_study",
     "portable_environment",

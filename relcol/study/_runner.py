@@ -94,9 +94,37 @@ def content_id(spec: str, packages: dict[str, str]) -> str:
     return "s" + hashlib.sha256(blob).hexdigest()[:24]
 
 
+#: The most rows a study may write unless the caller raises the bound (``max_rows``):
+#: about 18 times the built-in study.
+MAX_ROWS = 50_000_000
+
+
 def n_fits(study: Study) -> int:
     """How many (dataset, model, seed) fits the study makes: the unit of progress."""
     return len(study.datasets) * len(study.models) * len(study.seeds)
+
+
+def n_rows(study: Study, test_sizes: list[int]) -> int:
+    """How many long-table rows the study writes, given each dataset's test-set size: every
+    test sample × model × seed × severity of every corruption × repeat (severity 0 included)."""
+    levels = sum(len(c.severities) for c in study.corruptions)
+    return sum(test_sizes) * len(study.models) * len(study.seeds) * levels * study.repeats
+
+
+def check_cost(study: Study, test_sizes: list[int], max_rows: int | None) -> None:
+    """Refuse, before any fit, a study that would write more than ``max_rows`` rows."""
+    if max_rows is None:
+        return
+    rows = n_rows(study, test_sizes)
+    if rows > max_rows:
+        levels = sum(len(c.severities) for c in study.corruptions)
+        raise SpecError(
+            f"study {study.name!r} would write {rows:,} rows ({sum(test_sizes):,} test samples "
+            f"× {len(study.models)} models × {len(study.seeds)} seeds × {levels} severities × "
+            f"{study.repeats} repeats) in {n_fits(study):,} fits, above the bound of "
+            f"{max_rows:,} rows; raise it to run the study anyway (--max-rows {rows}, or "
+            "max_rows=None)"
+        )
 
 
 def run_study(
@@ -107,8 +135,12 @@ def run_study(
     progress: Callable[[int], None] | None = None,
     jobs: int = 1,
     backend: str = "local",
+    max_rows: int | None = MAX_ROWS,
 ) -> IngestResult:
     """Run ``study`` into ``warehouse`` and commit it atomically.
+
+    A study that would write more than ``max_rows`` rows (None: no bound) is refused
+    after its datasets are loaded and before any fit.
 
     All loading and validation happens before anything is written; any error
     afterwards discards the staged files, so the warehouse is left as it was.
@@ -123,6 +155,7 @@ def run_study(
         load_dataset(spec, test_size=study.test_size, split_seed=study.split_seed, base=study.base)
         for spec in study.datasets
     ]
+    check_cost(study, [len(ds.y_test) for ds in datasets], max_rows)
     params = {(ds.name, c.id): _validated(c, ds) for ds in datasets for c in study.corruptions}
 
     cells = (

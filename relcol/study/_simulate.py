@@ -50,9 +50,10 @@ from datetime import UTC, datetime
 import numpy as np
 import polars as pl
 
+from relcol.data._predictions import MAX_CODES
 from relcol.errors import ParameterError
 from relcol.store import Warehouse, check_name
-from relcol.study._runner import IngestResult, content_id, rng_for, versions
+from relcol.study._runner import MAX_ROWS, IngestResult, content_id, rng_for, versions
 
 FAMILIES = ("balanced", "uniform", "multimodal", "exponential")
 CONDITIONS = (
@@ -119,6 +120,18 @@ class ConsistencySimulation:
                 raise ParameterError(
                     f"{attr} must be a non-empty selection of {', '.join(allowed)}. Got {chosen!r}."
                 )
+        if self.classes > MAX_CODES:
+            raise ParameterError(f"classes must be <= {MAX_CODES:,}. Got {self.classes!r}.")
+        rows = (
+            len(self.families) * len(self.conditions) * len(rates) * self.replicates * self.samples
+        )
+        if rows > MAX_ROWS:
+            raise ParameterError(
+                f"the simulation would write {rows:,} rows ({len(self.families)} datasets × "
+                f"{len(self.conditions)} models × {len(rates)} error rates × {self.replicates} "
+                f"replicates × {self.samples} samples), above the bound of {MAX_ROWS:,}; "
+                "simulate fewer samples or replicates"
+            )
         object.__setattr__(self, "error_rates", tuple(float(r) for r in rates))
 
     def _replace(self, **changes: object) -> ConsistencySimulation:

@@ -86,8 +86,11 @@ def default_study_text() -> str:
     return resources.files("relcol.study").joinpath("default.toml").read_text(encoding="utf-8")
 
 
-def load_study(path: str | Path | None = None) -> Study:
-    """Read and validate a study TOML file; ``None`` gives the built-in default study."""
+def load_study(path: str | Path | None = None, *, allow_outside_paths: bool = False) -> Study:
+    """Read and validate a study TOML file; ``None`` gives the built-in default study.
+
+    A dataset file must lie in the spec's folder unless ``allow_outside_paths``.
+    """
     if path is None:
         return parse_study(default_study_text(), source="built-in default study")
     path = Path(path)
@@ -97,11 +100,26 @@ def load_study(path: str | Path | None = None) -> Study:
         raise SpecError(f"{path}: cannot read study spec: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise SpecError(f"{path}: study spec is not UTF-8 text") from None
-    return parse_study(text, source=str(path), base=path.resolve().parent)
+    return parse_study(
+        text,
+        source=str(path),
+        base=path.resolve().parent,
+        allow_outside_paths=allow_outside_paths,
+    )
 
 
-def parse_study(text: str, *, source: str = "study", base: Path | None = None) -> Study:
-    """Validate TOML ``text``; every problem raises ``SpecError`` naming ``source`` and the field."""
+def parse_study(
+    text: str,
+    *,
+    source: str = "study",
+    base: Path | None = None,
+    allow_outside_paths: bool = False,
+) -> Study:
+    """Validate TOML ``text``; every problem raises ``SpecError`` naming ``source`` and the field.
+
+    Relative dataset paths are relative to ``base`` (default: the current directory), and
+    must stay inside it unless ``allow_outside_paths``.
+    """
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -126,7 +144,13 @@ def parse_study(text: str, *, source: str = "study", base: Path | None = None) -
         test_size,
     )
     split_seed = raw.get("split_seed", 0)
-    _check(_is_int(split_seed) and split_seed >= 0, source, "split_seed", "an int >= 0", split_seed)
+    _check(
+        _is_int(split_seed) and 0 <= split_seed < 2**32,  # scikit-learn's random_state range
+        source,
+        "split_seed",
+        "an int in [0, 2**32)",
+        split_seed,
+    )
     seeds = raw.get("seeds", [0])
     _check(
         isinstance(seeds, list)
@@ -153,7 +177,7 @@ def parse_study(text: str, *, source: str = "study", base: Path | None = None) -
     )
 
     datasets = tuple(
-        _dataset(e, f"{source}: datasets[{i}]")
+        _dataset(e, f"{source}: datasets[{i}]", base, allow_outside_paths)
         for i, e in enumerate(_entries(raw, "datasets", source))
     )
     models = tuple(
@@ -240,13 +264,15 @@ def _entry_id(entry: Mapping[str, Any], where: str) -> str:
     return ident
 
 
-def _dataset(entry: Mapping[str, Any], where: str) -> DatasetSpec:
+def _dataset(
+    entry: Mapping[str, Any], where: str, base: Path | None, allow_outside: bool
+) -> DatasetSpec:
     if "id" in entry:
         raise SpecError(f"{where}: datasets take no `id`; the `name` is their id")
     spec = DatasetSpec(
         name=_entry_id(entry, where), params={k: v for k, v in entry.items() if k != "name"}
     )
-    validate_dataset(spec, where)
+    validate_dataset(spec, where, base=base, allow_outside=allow_outside)
     return spec
 
 

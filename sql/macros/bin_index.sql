@@ -10,12 +10,12 @@
 -- Parameters: bins (M, an integer >= 1, default 15).
 CREATE OR REPLACE MACRO bin_index(confidence, bins := 15) AS
     CASE
-        WHEN bins >= 1 AND bins = floor(bins) THEN
+        WHEN bins >= 1 AND bins <= 1000 AND bins = floor(bins) THEN
             -- g, written out three times: a scalar macro has no local names (no measurable cost)
             greatest(
                 least(greatest(CAST(ceil(confidence * bins) AS BIGINT), 1), bins) - 2
                 + CAST(confidence > (least(greatest(CAST(ceil(confidence * bins) AS BIGINT), 1), bins) - 1) / bins AS BIGINT)
                 + CAST(confidence > least(greatest(CAST(ceil(confidence * bins) AS BIGINT), 1), bins) / bins AS BIGINT),
                 0)
-        ELSE error('bins must be an int >= 1. Got ' || coalesce(CAST(bins AS VARCHAR), 'NULL') || '.')
+        ELSE error('bins must be an int in [1, 1000]. Got ' || coalesce(CAST(bins AS VARCHAR), 'NULL') || '.')
     END;

@@ -23,8 +23,8 @@ WITH rows_checked AS (
         sample_id, seed, "repeat"
     FROM cell_rows(source)
     WHERE CASE
-        WHEN bins >= 1 AND bins = floor(bins) THEN true
-        ELSE error('bins must be an int >= 1. Got ' || coalesce(CAST(bins AS VARCHAR), 'NULL') || '.')
+        WHEN bins >= 1 AND bins <= 1000 AND bins = floor(bins) THEN true
+        ELSE error('bins must be an int in [1, 1000]. Got ' || coalesce(CAST(bins AS VARCHAR), 'NULL') || '.')
     END
 ),
 width_binned AS (
