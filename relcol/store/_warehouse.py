@@ -257,6 +257,7 @@ class Warehouse:
             isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
         ):
             raise ParameterError(f"timeout must be a number of seconds > 0, or None. Got {timeout!r}.")
+        bins = check_bins(bins)
         if not isinstance(query, str) or not _has_statement(query):
             raise WarehouseError(f"the SQL query is empty (no statement). Got {query!r}.")
         if not unsafe:
