@@ -70,7 +70,7 @@ def run() -> None:
     try:
         _run()
         if not interrupts.received():
-            return
+            _finish()  # returns only when Ctrl-C arrived while it ran
     except KeyboardInterrupt:
         pass
     except BaseException:
@@ -84,6 +84,25 @@ def run() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(130)
+
+
+def _finish() -> None:
+    """Exit 0 after a completed command: the exit handlers run with relcol's SIGINT handler
+    still in force, then the process ends at once. Python's own finalization first restores
+    the default SIGINT action, so a Ctrl-C in its last moments killed the process by the
+    signal, with no message; here it is seen, and the command exits 130."""
+    try:
+        atexit._run_exitfuncs()
+    except KeyboardInterrupt:
+        return
+    if interrupts.received():
+        return
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except OSError:  # a closed pipe: nothing more can be said on it
+            pass
+    os._exit(0)
 
 
 def _run() -> None:

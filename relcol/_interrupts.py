@@ -17,7 +17,14 @@ _received = threading.Event()
 
 
 def install() -> None:
-    """Record SIGINT, then raise KeyboardInterrupt as Python's own handler does."""
+    """Record SIGINT, then raise KeyboardInterrupt as Python's own handler does.
+
+    Polars installs a native SIGINT handler of its own when it is first imported, replacing
+    whatever was there; a Ctrl-C outside a Polars computation then ended the process by
+    the default action (killed by SIGINT, no message). Polars is therefore imported before
+    this handler is installed, so the handler installed last, and in force, is this one.
+    """
+    import polars  # noqa: F401  (its import replaces the SIGINT handler: see above)
 
     def handler(signum, frame):
         _received.set()
