@@ -58,6 +58,7 @@ class PredictionsResult:
     classes: tuple[str, ...]
     multilabel: bool
     ignored: tuple[str, ...]
+    source_kinds: dict[str, str]
 
 
 def ingest_predictions(
@@ -71,6 +72,7 @@ def ingest_predictions(
     dataset: str | None = None,
     proba_prefix: str = "p_",
     tolerance: float = 1e-3,
+    ensemble: bool = False,
     replace: bool = False,
 ) -> PredictionsResult:
     """Validate a prediction file (CSV, TSV, Parquet, JSON lines, or a frame) and ingest it.
@@ -83,7 +85,7 @@ def ingest_predictions(
         A Warehouse or its folder (default: ``$RELCOL_WAREHOUSE``, else ``./warehouse``).
     name
         The study name (default: the file's stem; required for a frame).
-    columns, classes, dataset, proba_prefix, tolerance
+    columns, classes, dataset, proba_prefix, tolerance, ensemble
         How to read the file: see ``relcol.data.read_predictions``.
     model
         The model name when the file has no ``model`` column (default: the study name).
@@ -112,6 +114,7 @@ def ingest_predictions(
         dataset=dataset,
         proba_prefix=proba_prefix,
         tolerance=tolerance,
+        ensemble=ensemble,
     )
     spec = spec_text(read.spec)
     packages = versions()
@@ -141,6 +144,7 @@ def ingest_predictions(
         classes=tuple(read.spec["classes"]),
         multilabel=read.multilabel,
         ignored=read.ignored,
+        source_kinds=dict(read.spec["source_kinds"]),
     )
 
 
@@ -164,9 +168,7 @@ def multilabel(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     if engine == "duckdb":
-        return wh.sql(
-            "SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None
-        )
+        return wh.sql("SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None)
     _check_engine(engine)
     table = multilabel_calibration(_pairs(wh, study), bins=bins).collect()
     return _with_label_names(wh, study, table, after="average")
