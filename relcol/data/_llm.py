@@ -296,7 +296,9 @@ def derive(
         if "y_pred" in columns:
             codes = _codes(reader, columns["y_pred"], classes, textual)
         elif y_pred_values is not None:
-            codes = _codes_of(reader, col, y_pred_values, classes, textual, "answer")
+            codes = _codes_of(
+                reader, col, y_pred_values, classes, textual, "answer: the tokens joined"
+            )
         else:
             codes = logp.argmax(axis=1)
             y_pred_values = (
