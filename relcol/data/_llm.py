@@ -284,6 +284,16 @@ def derive(
         for name, values in token_scores(lists).items():
             scores[name], made_from[name] = values, col
         y_pred_values = answer
+        if "y_pred" in columns:
+            given = reader.labels("y_pred", columns["y_pred"])
+            if given.dtype != answer.dtype:
+                given = given.cast(answer.dtype, strict=False)
+            reader.fail(
+                "y_pred",
+                columns["y_pred"],
+                given != answer,
+                f"differ from the answer in {col!r} (its tokens joined); expected the same label",
+            )
     if logp is not None:
         col = columns.get("label_logprobs") or columns.get("logprobs") or "logp_<class>"
         sums = np.exp(logsumexp(logp, axis=1))
@@ -528,8 +538,8 @@ def _chat(reader, col: str, declared, y_true: pl.Series | None, textual: bool):
             role,
             col,
             pl.Series(lacking.any(axis=1)),
-            f"lack classes in the first token's top_logprobs (row "
-            f"{reader.row[first_row]} lacks {', '.join(map(repr, absent[:5]))}); margin and "
+            f"hold first-token top_logprobs without every class (row {reader.row[first_row]} "
+            f"lacks {', '.join(map(repr, absent[:5]))}); margin and "
             "entropy need every class there: request more top_logprobs, declare only the "
             "classes (--classes), or give label_logprobs",
         )
