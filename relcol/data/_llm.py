@@ -519,17 +519,20 @@ def _chat(reader, col: str, declared, y_true: pl.Series | None, textual: bool):
         classes = sorted(y_true.drop_nulls().unique().to_list())
     else:
         classes = [str(i) for i in range(int(y_true.max()) + 1)]
+    # a class's log-probability: log of the summed probabilities of its tokens (log-sum-exp)
+    lp, peak = pl.col("logprob"), pl.col("logprob").max()
     found = (
         top.with_columns(label=pl.col("token").str.strip_chars())
         .filter(pl.col("label").is_in(classes))
         .group_by("row", "label")
-        .agg(pl.col("logprob"))
+        .agg(value=peak + (lp - peak).exp().sum().log())
+        .with_columns(code=pl.col("label").replace_strict(classes, list(range(len(classes)))))
     )
     matrix = np.full((reader.frame.height, len(classes)), np.nan)
-    index = {r: i for i, r in enumerate(reader.row.to_list())}
-    position = {c: j for j, c in enumerate(classes)}
-    for row, label, values in found.iter_rows():
-        matrix[index[row], position[label]] = logsumexp(values)
+    # file rows are numbered 1 … n in order, so row r is position r − 1
+    matrix[found["row"].to_numpy().astype(np.int64) - 1, found["code"].to_numpy()] = found[
+        "value"
+    ].to_numpy()
     lacking = np.isnan(matrix)
     if lacking.any():
         first_row = int(np.flatnonzero(lacking.any(axis=1))[0])
