@@ -506,3 +506,19 @@ def test_soft_agreement_against_numpy_and_in_the_report_summary(tmp_path):
     assert f"soft agreement llm: mean agreement {agreement.mean():.3f}" in done.output
     page = (tmp_path / "r" / "index.html").read_text()
     assert "Confidence against annotator agreement" in page
+
+
+def test_ensemble_rows_carry_the_split_and_the_agreement_of_a_run_that_predicted_their_label():
+    frame = runs_frame(
+        y_pred=[0, 0, 1, 1, 0, 0],
+        confidence=[0.9, 0.6, 0.7, 0.55, 0.8, 0.9],
+        agreement=[0.8, 0.8, 0.2, 0.6, 0.4, 0.4],
+        split=["cal"] * 3 + ["test"] * 3,
+    )
+    read = read_predictions(frame, model="m", ensemble=True)
+    # sample 0: p(0) = 0.9, 0.6, 0.3 -> 0, as runs 0 and 1 (agreement 0.8)
+    # sample 1: p(1) = 0.55, 0.2, 0.1 -> 0, as runs 1 and 2 (agreement 0.4)
+    assert _source(read, "m:vote")["y_pred"].to_list() == [0, 0]
+    carried = read.annotations.filter(pl.col("model") == "m:vote").sort("sample_id")
+    assert carried["agreement"].to_list() == [0.8, 0.4]
+    assert carried["split"].to_list() == ["calibration", "evaluation"]

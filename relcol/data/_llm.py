@@ -656,7 +656,9 @@ def ensemble_rows(
 def _ensemble_annotations(annotations, ordered, firsts, chosen, m, blocks):
     """Each ensemble row's split, and the agreement of a run that predicted its label."""
     key = [c for c in annotations.columns if c not in ("agreement", "split")]
-    runs = ordered.select(key).join(annotations, on=key, how="left", maintain_order="left")
+    runs = ordered.select(key).join(
+        annotations, on=key, how="left", maintain_order="left", nulls_equal=True
+    )
     agreement = runs["agreement"].to_numpy().reshape(-1, m)
     same = ordered["y_pred"].to_numpy().reshape(-1, m) == chosen[:, None]
     pick = same.argmax(axis=1)
