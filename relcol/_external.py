@@ -554,13 +554,20 @@ def soft_agreement(
     *,
     study: str | None = None,
     bins: int = 15,
+    engine: str = "polars",
 ) -> pl.DataFrame:
     """Confidence against the annotators' agreement on single-label rows, per cell: the
     correlation of c with a and calibration with a as the target
-    (``relcol.analysis._agreement``). Empty when the file had no agreement column."""
+    (``relcol.analysis._agreement``; the SQL twin is the ``soft_agreement`` view). Empty when
+    the file had no agreement column."""
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     bins = check_bins(bins)
+    if engine == "duckdb":
+        return wh.sql(
+            "SELECT * FROM soft_agreement WHERE study = ?", [study], bins=bins, timeout=None
+        )
+    _check_engine(engine)
     annotations = pl.scan_parquet(wh.sources()["annotations"], hive_partitioning=False)
     return agreement_table(
         wh.predictions(study), annotations.filter(pl.col("study") == study), bins=bins

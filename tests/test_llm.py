@@ -492,13 +492,18 @@ def test_soft_agreement_against_numpy_and_in_the_report_summary(tmp_path):
     assert row["pearson_r"] == pytest.approx(pearsonr(conf, agreement).statistic)
     assert row["spearman_rho"] == pytest.approx(spearmanr(conf, agreement).statistic)
     assert row["brier_top"] == pytest.approx(((conf - agreement) ** 2).mean())
-    bins = np.minimum((conf * 10).astype(int), 9)
+    bins = np.maximum(np.ceil(conf * 10).astype(int) - 1, 0)  # bins (m/M, (m+1)/M]
     ece = sum(
         abs(agreement[bins == b].mean() - conf[bins == b].mean()) * (bins == b).sum() / n
         for b in np.unique(bins)
     )
     assert row["ece"] == pytest.approx(ece)
     assert row["accuracy"] == pytest.approx(float((frame["y_pred"] == frame["y_true"]).mean()))
+    assert row["gap"] == pytest.approx(conf.mean() - agreement.mean())
+    in_sql = relcol.soft_agreement(wh, study="soft", bins=10, engine="duckdb")
+    assert in_sql.columns == table.columns
+    for column in table.columns[7:]:
+        assert in_sql[column][0] == pytest.approx(row[column], abs=1e-9, rel=0), column
     done = CliRunner().invoke(
         main, ["report", "--warehouse", str(wh), "--out", str(tmp_path / "r"), "--bootstrap", "0"]
     )
