@@ -232,6 +232,16 @@ def test_chat_completion_logprobs_end_to_end(tmp_path):
     table = relcol.confidence_sources(wh, study="mail")
     assert table.filter(pl.col("kind") == "probability")["source"].to_list() == ["llm:loglik"]
     assert set(table["source"]) == set(rows["model"])
+    report = CliRunner().invoke(
+        main, ["report", "--warehouse", str(wh), "--out", str(tmp_path / "r"), "--bootstrap", "0"]
+    )
+    assert report.exit_code == 0, report.output
+    assert (
+        "scores, not probabilities (read their AUROC and AURC; recalibrate before their ECE): "
+        "llm:entropy, llm:loglik_norm, llm:margin, llm:mean_token_prob, llm:min_token_prob"
+    ) in report.output
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert 'id="sources"' in page and "p(y_pred) / (p(y_pred) + p(runner-up))" in page
 
 
 def test_chat_completion_logprobs_as_json_text_in_a_csv_and_integer_classes(tmp_path):
@@ -442,7 +452,14 @@ def test_an_ensemble_of_llm_scores_through_the_cli(tmp_path):
     wh = tmp_path / "wh"
     done = ingest(str(path), "--warehouse", str(wh), "--model", "llm", "--ensemble", "--json")
     assert done.exit_code == 0, done.output
-    sources = json.loads(done.stdout)["sources"]
+    result = json.loads(done.stdout)
+    sources = result["sources"]
+    assert result["source_kinds"] == {
+        "llm:loglik": "probability",
+        "llm:loglik:ensemble": "probability",
+        "llm:loglik:ensemble_var": "score",
+        "llm:loglik:vote": "score",
+    }
     assert sources == [
         "llm:loglik",
         "llm:loglik:ensemble",

@@ -643,7 +643,10 @@ def ensemble_rows(
         ).with_columns(correct=pl.col("y_pred") == pl.col("y_true"))
         blocks.append(block)
         for source in firsts["model"].unique(maintain_order=True).to_list():
-            made[f"{source}:{name}"] = score_kind(ENSEMBLE[name])
+            # the mean of probabilities is one; the mean of a score is still a score
+            base = kinds.get(source, "stated")
+            kind = score_kind(ENSEMBLE[name])
+            made[f"{source}:{name}"] = base if kind == "probability" else kind
     clash = sorted(set(made) & set(kinds))
     if clash:
         raise InputError(f"{where}: ensemble source {clash[0]!r} is already a source of the file")
