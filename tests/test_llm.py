@@ -320,6 +320,12 @@ BAD = [
         "name labels outside the classes of the log-probabilities (ham, promo, spam), e.g. 'spam.'",
     ),
     (
+        "y_pred-differs-from-the-answer",
+        _chat_with(lambda rows: rows[1].update(y_pred="spam") or rows[0].update(y_pred="spam")),
+        "column 'y_pred': 1 row differs from the answer in 'logprobs' (its tokens joined); "
+        "expected the same label, first at row 2",
+    ),
+    (
         "empty-content",
         _chat_with(lambda rows: rows[0]["logprobs"].update(content=[])),
         "1 row holds an empty content list",

@@ -285,13 +285,13 @@ def derive(
             scores[name], made_from[name] = values, col
         y_pred_values = answer
         if "y_pred" in columns:
-            given = reader.labels("y_pred", columns["y_pred"])
-            if given.dtype != answer.dtype:
-                given = given.cast(answer.dtype, strict=False)
+            stated = reader.labels("y_pred", columns["y_pred"])
+            if stated.dtype != answer.dtype:
+                stated = stated.cast(answer.dtype, strict=False)
             reader.fail(
                 "y_pred",
                 columns["y_pred"],
-                given != answer,
+                stated != answer,
                 f"differ from the answer in {col!r} (its tokens joined); expected the same label",
             )
     if logp is not None:
@@ -322,7 +322,10 @@ def derive(
             scores[name], made_from[name] = values, col
     new = {}
     if y_pred_values is not None and "y_pred" not in columns:
-        y_pred_col = _fresh(frame, f"{columns.get('logprobs', 'label_logprobs')}.answer")
+        y_pred_col = _fresh(
+            frame,
+            f"{columns['logprobs']}.answer" if "logprobs" in columns else f"{col}.arg_max",
+        )
         new[y_pred_col] = y_pred_values
     score_cols = []
     for name in _SCORE_ORDER:
