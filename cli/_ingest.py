@@ -138,7 +138,8 @@ def ingest(
 
     With --predictions, ingest predictions made elsewhere instead: y_true plus either a
     probability vector (a list column, or one p_<class> column per class) or y_pred and
-    confidence; a label column makes the file multi-label (one row per sample × label).
+    confidence, or an LLM's log-probabilities (scores derived from them: docs/llm.md);
+    a label column makes the file multi-label (one row per sample × label).
     Everything is checked before anything is written.
 
     \b
@@ -150,6 +151,8 @@ def ingest(
           --column y_true=true_label --column y_pred=pred_label
       relcol ingest --predictions llm.parquet --name email-llm \\
           --column confidence:margin=margin_score --classes spam,ham
+      relcol ingest --predictions chat_logprobs.jsonl --model llm --classes spam,ham,promo
+      relcol ingest --predictions runs.parquet --model llm --ensemble   # seed = run
     """
     from relcol.errors import ParameterError
 
