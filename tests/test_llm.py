@@ -331,6 +331,16 @@ BAD = [
         "1 row holds an empty content list",
     ),
     (
+        "class-lists-of-different-lengths",
+        pl.DataFrame({"y_true": [0, 1, 0], "label_logprobs": [[-0.1, -3.0], [-2.0, -0.2], [-0.1]]}),
+        "column 'label_logprobs': 1 row holds lists of another length than the usual 2, first at row 3",
+    ),
+    (
+        "token-list-text-that-is-not-json",
+        pl.DataFrame({"y_true": [0, 1], "y_pred": [0, 1], "token_logprobs": ["[-0.1]", "[-0.2,"]}),
+        "column 'token_logprobs': row 2 is not JSON of the expected shape",
+    ),
+    (
         "two-log-likelihoods",
         pl.DataFrame(
             {"y_true": [0], "y_pred": [0], "answer_logprob": [-0.1], "token_logprobs": [[-0.1]]}
