@@ -282,7 +282,7 @@ def read_predictions(
             for name, d in _llm.ENSEMBLE.items()
         }
     return Predictions(
-        rows=rows.drop(_ROW) if _ROW in rows.columns else rows,
+        rows=rows.drop(_ROW),
         classes=class_table,
         annotations=annotations,
         spec=spec,
@@ -452,23 +452,18 @@ def _resolve(where: str, available: list[str], mapping: dict[str, str], prefix: 
         elif col in ROLES and col not in plain:
             plain[col] = col
             taken.append(col)
-    vector = []
+    vector, logvector = [], []
     if "label" not in plain:
-        vector = [
-            (col[len(prefix) :], col)
-            for col in available
-            if col not in taken and col.startswith(prefix) and len(col) > len(prefix)
-        ]
-        taken += [col for _, col in vector]
-        prefix = _llm.LOGPROB_PREFIX
-        logvector = [
-            (col[len(prefix) :], col)
-            for col in available
-            if col not in taken and col.startswith(prefix) and len(col) > len(prefix)
-        ]
-        taken += [col for _, col in logvector]
+        # per-class columns: p_<class> probabilities, logp_<class> log-probabilities
+        for found, start in ((vector, prefix), (logvector, _llm.LOGPROB_PREFIX)):
+            found += [
+                (col[len(start) :], col)
+                for col in available
+                if col not in taken and col.startswith(start) and len(col) > len(start)
+            ]
+            taken += [col for _, col in found]
     ignored = [col for col in available if col not in taken]
-    return _Roles(plain, scores, vector, ignored, logvector if "label" not in plain else [])
+    return _Roles(plain, scores, vector, ignored, logvector)
 
 
 def _missing(
