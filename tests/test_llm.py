@@ -128,6 +128,27 @@ def test_token_lists_as_json_text_in_a_csv(tmp_path):
     assert _conf(read, "llm:loglik") == pytest.approx([math.exp(-0.75), math.exp(-2.0)])
 
 
+def test_an_answer_log_probability_with_its_token_count_gives_the_normalised_score():
+    frame = pl.DataFrame(
+        {
+            "y_true": [0, 1],
+            "y_pred": [0, 0],
+            "answer_logprob": [-0.6, -2.0],
+            "answer_tokens": [3, 1],
+        }
+    )
+    read = read_predictions(frame, model="llm")
+    assert read.sources == ("llm:loglik", "llm:loglik_norm")
+    assert _conf(read, "llm:loglik_norm") == pytest.approx([math.exp(-0.2), math.exp(-2.0)])
+    with pytest.raises(
+        InputError,
+        match=r"answer_tokens.: 1 row is outside the integer range \[1, 2147483647\], first at row 2",
+    ):
+        read_predictions(frame.with_columns(answer_tokens=pl.Series([3, 0])))
+    with pytest.raises(InputError, match="counts the tokens of answer_logprob"):
+        read_predictions(frame.drop("answer_logprob").with_columns(confidence=pl.lit(0.5)))
+
+
 def test_an_answer_log_probability_gives_loglik_in_a_multilabel_file():
     frame = pl.DataFrame(
         {

@@ -40,6 +40,7 @@ LLM_ROLES: dict[str, str] = {
     "label_logprobs": "single-label: log-probability of every class, a list in class order "
     "(or logp_<class> columns)",
     "answer_logprob": "log P(answer): the summed log-probability of y_pred's tokens, <= 0",
+    "answer_tokens": "the answer's number of tokens T >= 1 (with answer_logprob: loglik_norm)",
     "token_logprobs": "the log-probability of each token of the answer, a list of numbers <= 0",
     "logprobs": "single-label: a chat-completion logprobs object "
     "{content: [{token, logprob, top_logprobs: [{token, logprob}]}]}",
@@ -275,6 +276,15 @@ def derive(
         values = reader.numbers("answer_logprob", col)
         check_logprobs(reader, "answer_logprob", col, values)
         scores["loglik"], made_from["loglik"] = np.exp(values.to_numpy()), col
+        if "answer_tokens" in columns:
+            count = reader.integers("answer_tokens", columns["answer_tokens"], (1, 2**31 - 1))
+            scores["loglik_norm"] = np.exp(values.to_numpy() / count.to_numpy())
+            made_from["loglik_norm"] = col
+    elif "answer_tokens" in columns:
+        raise InputError(
+            f"{where}: answer_tokens ({columns['answer_tokens']!r}) counts the tokens of "
+            "answer_logprob, which the file does not give"
+        )
     logp = None
     if logvector or "label_logprobs" in columns:
         logp, classes = _label_matrix(reader, columns, logvector, declared, textual)
