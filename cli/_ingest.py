@@ -48,7 +48,8 @@ _PREDICTION_OPTIONS = {
     "y_pred, confidence, confidence:<method> (another score: the model <model>:<method>), "
     "probability (multi-label P(present)), proba (a list column), sample_id, label, model, "
     "dataset, corruption, severity, seed, repeat, agreement, split, y_clean; an LLM's "
-    "label_logprobs, answer_logprob, token_logprobs, logprobs (chat-completion JSON).",
+    "label_logprobs, answer_logprob, answer_tokens, token_logprobs, logprobs (chat-completion "
+    "JSON).",
 )
 @click.option(
     "--classes",
