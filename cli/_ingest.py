@@ -20,6 +20,7 @@ _PREDICTION_OPTIONS = {
     "dataset": "--dataset",
     "proba_prefix": "--proba-prefix",
     "tolerance": "--tolerance",
+    "ensemble": "--ensemble",
 }
 
 
@@ -46,7 +47,9 @@ _PREDICTION_OPTIONS = {
     help="The file's column for a role, e.g. y_true=true_label; repeat for more. Roles: y_true, "
     "y_pred, confidence, confidence:<method> (another score: the model <model>:<method>), "
     "probability (multi-label P(present)), proba (a list column), sample_id, label, model, "
-    "dataset, corruption, severity, seed, repeat, agreement, split, y_clean.",
+    "dataset, corruption, severity, seed, repeat, agreement, split, y_clean; an LLM's "
+    "label_logprobs, answer_logprob, answer_tokens, token_logprobs, logprobs (chat-completion "
+    "JSON).",
 )
 @click.option(
     "--classes",
@@ -68,6 +71,14 @@ _PREDICTION_OPTIONS = {
     type=float,
     default=None,
     help="How far a probability vector may sum from 1.  [default: 0.001]",
+)
+@click.option(
+    "--ensemble",
+    is_flag=True,
+    default=None,
+    help="The seed column numbers runs of one system: add per source its ensemble (mean "
+    "probability), ensemble_var (1 - 4 x variance over runs) and vote (share of runs agreeing) "
+    "as sources of their own.",
 )
 @click.option(
     "--jobs",
@@ -128,7 +139,8 @@ def ingest(
 
     With --predictions, ingest predictions made elsewhere instead: y_true plus either a
     probability vector (a list column, or one p_<class> column per class) or y_pred and
-    confidence; a label column makes the file multi-label (one row per sample × label).
+    confidence, or an LLM's log-probabilities (scores derived from them: docs/llm.md);
+    a label column makes the file multi-label (one row per sample × label).
     Everything is checked before anything is written.
 
     \b
@@ -140,6 +152,8 @@ def ingest(
           --column y_true=true_label --column y_pred=pred_label
       relcol ingest --predictions llm.parquet --name email-llm \\
           --column confidence:margin=margin_score --classes spam,ham
+      relcol ingest --predictions chat_logprobs.jsonl --model llm --classes spam,ham,promo
+      relcol ingest --predictions runs.parquet --model llm --ensemble   # seed = run
     """
     from relcol.errors import ParameterError
 
@@ -283,6 +297,7 @@ def _ingest_predictions(
         dataset=reading["dataset"],
         proba_prefix="p_" if reading["proba_prefix"] is None else reading["proba_prefix"],
         tolerance=1e-3 if reading["tolerance"] is None else reading["tolerance"],
+        ensemble=bool(reading["ensemble"]),
         replace=replace,
     )
     if as_json:
@@ -299,6 +314,15 @@ def _ingest_predictions(
         f"{len(result.classes)} {'labels' if result.multilabel else 'classes'}), "
         f"run {result.run_id}, to {result.warehouse} in {result.seconds:.1f} s"
     )
+    scores = [s for s, kind in result.source_kinds.items() if kind == "score"]
+    if scores:
+        say(
+            f"relcol: note: {', '.join(scores)} "
+            f"{'are scores' if len(scores) > 1 else 'is a score'} mapped into [0, 1], not "
+            "probabilities: compare them by discrimination (AUROC, AURC) and run relcol "
+            "recalibrate before reading their calibration metrics",
+            err=True,
+        )
     if result.ignored:
         say(
             f"relcol: note: ignored columns {', '.join(map(repr, result.ignored))}; map one with "

@@ -34,6 +34,8 @@ _LAZY = {
     "PredictionsResult": "relcol._api",
     "RecalibrationResult": "relcol._api",
     "by_class": "relcol._api",
+    "confidence_sources": "relcol._api",
+    "soft_agreement": "relcol._api",
     "example": "relcol._api",
     "ingest_predictions": "relcol._api",
     "multilabel": "relcol._api",
@@ -59,6 +61,7 @@ __all__ = [
     "Warehouse",
     "by_class",
     "calibration",
+    "confidence_sources",
     "consistency",
     "example",
     "ingest",
@@ -74,6 +77,7 @@ __all__ = [
     "report",
     "scorecard",
     "simulate_consistency",
+    "soft_agreement",
 ]
 assert set(__all__) == set(_LAZY)
 
@@ -85,6 +89,7 @@ if TYPE_CHECKING:
         ReportResult,
         by_class,
         calibration,
+        confidence_sources,
         consistency,
         example,
         ingest,
@@ -97,6 +102,7 @@ if TYPE_CHECKING:
         report,
         scorecard,
         simulate_consistency,
+        soft_agreement,
     )
     from relcol.data import read_predictions
     from relcol.errors import RelcolError

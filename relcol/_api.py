@@ -28,6 +28,7 @@ from relcol._external import (  # noqa: F401
     PredictionsResult,
     RecalibrationResult,
     by_class,
+    confidence_sources,
     example,
     external_tables,
     ingest_predictions,
@@ -35,6 +36,8 @@ from relcol._external import (  # noqa: F401
     multilabel_bins,
     recalibrate,
     recalibration,
+    soft_agreement,
+    sources_summary,
 )
 from relcol.analysis._bins import figure_tables, risk_coverage
 from relcol.analysis._scorecard import corruption_error
@@ -428,6 +431,7 @@ def report(
     html = out_dir / "index.html"
     table = tables["calibration"]
     summary = terminal_summary(table, tables.get("thresholds"))
+    summary = "\n".join(s for s in (summary, sources_summary(tables)) if s)
     return ReportResult(study=study, out=out_dir, html=html, calibration=table, summary=summary)
 
 

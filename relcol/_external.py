@@ -32,6 +32,7 @@ from relcol.analysis import (
 from relcol.analysis import (
     multilabel_bins as _multilabel_bins,
 )
+from relcol.analysis._agreement import soft_agreement as agreement_table
 from relcol.data import EMAIL_LABELS, EMAIL_SEED_TABLE, email_predictions, read_predictions
 from relcol.data._predictions import spec_text
 from relcol.errors import InputError, ParameterError, WarehouseError
@@ -58,6 +59,7 @@ class PredictionsResult:
     classes: tuple[str, ...]
     multilabel: bool
     ignored: tuple[str, ...]
+    source_kinds: dict[str, str]
 
 
 def ingest_predictions(
@@ -71,6 +73,7 @@ def ingest_predictions(
     dataset: str | None = None,
     proba_prefix: str = "p_",
     tolerance: float = 1e-3,
+    ensemble: bool = False,
     replace: bool = False,
 ) -> PredictionsResult:
     """Validate a prediction file (CSV, TSV, Parquet, JSON lines, or a frame) and ingest it.
@@ -83,7 +86,7 @@ def ingest_predictions(
         A Warehouse or its folder (default: ``$RELCOL_WAREHOUSE``, else ``./warehouse``).
     name
         The study name (default: the file's stem; required for a frame).
-    columns, classes, dataset, proba_prefix, tolerance
+    columns, classes, dataset, proba_prefix, tolerance, ensemble
         How to read the file: see ``relcol.data.read_predictions``.
     model
         The model name when the file has no ``model`` column (default: the study name).
@@ -112,6 +115,7 @@ def ingest_predictions(
         dataset=dataset,
         proba_prefix=proba_prefix,
         tolerance=tolerance,
+        ensemble=ensemble,
     )
     spec = spec_text(read.spec)
     packages = versions()
@@ -141,6 +145,7 @@ def ingest_predictions(
         classes=tuple(read.spec["classes"]),
         multilabel=read.multilabel,
         ignored=read.ignored,
+        source_kinds=dict(read.spec["source_kinds"]),
     )
 
 
@@ -489,7 +494,8 @@ def external_tables(wh: Warehouse, study: str, *, bins: int = 15) -> dict[str, p
     single-label prediction file; ``multilabel`` and ``multilabel_bins`` when the study
     has multi-label rows; ``recalibration`` for a study written by ``recalibrate``.
     """
-    kind = _spec(wh, study).get("kind")
+    spec = _spec(wh, study)
+    kind = spec.get("kind")
     rows = wh.predictions(study)
     has_labels = rows.filter(pl.col("label").is_not_null()).head(1).collect().height > 0
     tables: dict[str, pl.DataFrame] = {}
@@ -500,7 +506,96 @@ def external_tables(wh: Warehouse, study: str, *, bins: int = 15) -> dict[str, p
         tables["multilabel_bins"] = multilabel_bins(wh, study=study, bins=bins)
     if kind == "recalibration":
         tables["recalibration"] = recalibration(wh, study=study, bins=bins)
+    if kind == "predictions" and any(v != "stated" for v in spec.get("source_kinds", {}).values()):
+        tables["sources"] = confidence_sources(wh, study=study)
+    if kind == "predictions" and not has_labels:
+        agreement = soft_agreement(wh, study=study, bins=bins)
+        if not agreement.is_empty():
+            tables["agreement"] = agreement
     return tables
+
+
+def confidence_sources(
+    warehouse: Warehouse | str | os.PathLike[str] | None = None, *, study: str | None = None
+) -> pl.DataFrame:
+    """What each confidence source of an ingested prediction file is, and its map into [0, 1].
+
+    One row per source: ``source``, ``kind`` (``probability``: calibration metrics apply as
+    is; ``score``: an ordering mapped into [0, 1], compare it by discrimination and
+    recalibrate it before reading its calibration; ``stated``: a confidence column as the
+    file gave it), ``score`` (the derived score's name, or null), ``formula`` and ``mapping``.
+    Empty for a study that is not an ingested prediction file.
+    """
+    wh = _warehouse(warehouse)
+    study = wh.require_study(study)
+    spec = _spec(wh, study)
+    derived = {**spec.get("llm", {}).get("scores", {}), **spec.get("ensemble", {})}
+    out = []
+    for source, kind in spec.get("source_kinds", {}).items():
+        score = source.rsplit(":", 1)[-1] if ":" in source else None
+        entry = derived.get(score) if kind != "stated" else None
+        if kind == "probability" and entry is None:
+            entry = {"formula": "the probability vector's value for y_pred", "mapping": "none"}
+        out.append(
+            {
+                "source": source,
+                "kind": kind,
+                "score": score if entry is not None and score in derived else None,
+                "formula": entry["formula"] if entry else "a confidence as the file gave it",
+                "mapping": entry["mapping"] if entry else "none",
+            }
+        )
+    schema = dict.fromkeys(("source", "kind", "score", "formula", "mapping"), pl.String)
+    return pl.DataFrame(out, schema=schema)
+
+
+def soft_agreement(
+    warehouse: Warehouse | str | os.PathLike[str] | None = None,
+    *,
+    study: str | None = None,
+    bins: int = 15,
+    engine: str = "polars",
+) -> pl.DataFrame:
+    """Confidence against the annotators' agreement on single-label rows, per cell: the
+    correlation of c with a and calibration with a as the target
+    (``relcol.analysis._agreement``; the SQL twin is the ``soft_agreement`` view). Empty when
+    the file had no agreement column."""
+    wh = _warehouse(warehouse)
+    study = wh.require_study(study)
+    bins = check_bins(bins)
+    if engine == "duckdb":
+        return wh.sql(
+            "SELECT * FROM soft_agreement WHERE study = ?", [study], bins=bins, timeout=None
+        )
+    _check_engine(engine)
+    annotations = pl.scan_parquet(wh.sources()["annotations"], hive_partitioning=False)
+    return agreement_table(
+        wh.predictions(study), annotations.filter(pl.col("study") == study), bins=bins
+    )
+
+
+def sources_summary(tables: Mapping[str, pl.DataFrame]) -> str:
+    """Terminal lines for the report: which sources are scores, and the soft agreement."""
+    lines = []
+    sources = tables.get("sources")
+    if sources is not None and not sources.is_empty():
+        scores = sources.filter(pl.col("kind") == "score")["source"].to_list()
+        if scores:
+            lines.append(
+                f"scores, not probabilities (read their AUROC and AURC; recalibrate before "
+                f"their ECE): {', '.join(scores)}"
+            )
+    agreement = tables.get("agreement")
+    if agreement is not None and not agreement.is_empty():
+        clean = agreement.filter(pl.col("severity") == pl.col("severity").min().over("model"))
+        for row in clean.sort("model").iter_rows(named=True):
+            r = "–" if row["spearman_rho"] is None else f"{row['spearman_rho']:+.2f}"
+            lines.append(
+                f"soft agreement {row['model']}: mean agreement {row['mean_agreement']:.3f}, "
+                f"Spearman rho(confidence, agreement) {r}, ECE against agreement "
+                f"{row['ece']:.3f} (n = {row['n']:,})"
+            )
+    return "\n".join(lines)
 
 
 def by_class(

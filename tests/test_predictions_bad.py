@@ -82,7 +82,7 @@ CASES = [
         ".csv",
         good(confidence=[-0.1, -0.2, -0.5, -0.3]),
         [],
-        "log-probabilities? exponentiate them",
+        "log-probabilities? give them as answer_logprob",
     ),
     (
         "probability-column-above-1",

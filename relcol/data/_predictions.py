@@ -51,6 +51,7 @@ import numpy as np
 import polars as pl
 
 from relcol._text import printable_line
+from relcol.data import _llm
 from relcol.errors import ColumnNotFoundError, InputError, ParameterError, first_line
 from relcol.store import ANNOTATIONS, CLASSES, KEY, PREDICTIONS
 
@@ -72,6 +73,7 @@ ROLES: dict[str, str] = {
     "label": "multi-label: the label (name or code) this row is about",
     "agreement": "share of annotators agreeing with y_pred, in [0, 1] (a soft target)",
     "split": "calibration or evaluation: the file's own split for recalibration",
+    **_llm.LLM_ROLES,
 }
 SCORES = ("confidence", "probability")
 FORMATS = {
@@ -138,6 +140,7 @@ class _Roles:
     scores: list[tuple[str, str | None, str]]  # (kind, method or None, file column)
     vector: list[tuple[str, str]]  # p_<class> columns: (class name, file column)
     ignored: list[str]
+    logvector: list[tuple[str, str]] = field(default_factory=list)  # logp_<class> columns
 
 
 def read_predictions(
@@ -149,6 +152,7 @@ def read_predictions(
     dataset: str | None = None,
     proba_prefix: str = "p_",
     tolerance: float = 1e-3,
+    ensemble: bool = False,
 ) -> Predictions:
     """Read and validate a prediction file (or frame) into long-table rows.
 
@@ -173,6 +177,10 @@ def read_predictions(
     tolerance
         How far a probability vector's sum may be from 1, and a stated confidence from
         the vector's value for ``y_pred``.
+    ensemble
+        The ``seed`` column numbers runs of one system: add, per source, the ensemble's mean
+        probability, 1 − 4·variance and vote share as sources of their own
+        (``relcol.data._llm.ensemble_rows``).
 
     Returns
     -------
@@ -204,12 +212,27 @@ def read_predictions(
 
     frame = raw.with_row_index(_ROW, offset=1)
     reader = _Reader(where, frame, csv=fmt in ("csv", "tsv"), tolerance=tolerance)
+    llm = None
+    if _llm.llm_roles(roles.columns, roles.logvector):
+        llm = _llm.derive(reader, roles.columns, roles.logvector, classes, multilabel)
+        reader = _Reader(where, llm.frame, csv=reader.csv, tolerance=tolerance)
+        roles.scores += [("confidence", name, col) for name, col in llm.scores]
+        if llm.y_pred is not None:
+            roles.columns["y_pred"] = llm.y_pred
+        classes = classes or llm.classes
     base, names, vector = _base(reader, roles, multilabel, classes, model, dataset)
     rows, sources = _sources(reader, roles, base, vector, multilabel)
 
     key = [k for k in KEY if k != "study"]
     _check_unique(reader, base, roles, key)
     annotations = _annotations(reader, roles, base, rows, key)
+    kinds = _source_kinds(roles, base, llm, vector is not None)
+    if ensemble:
+        rows, annotations, made = _llm.ensemble_rows(
+            where, rows, annotations, multilabel, kinds, len(names)
+        )
+        sources += list(made)
+        kinds |= made
     datasets = rows.get_column("dataset").unique(maintain_order=True)
     class_table = pl.DataFrame(
         {
@@ -248,8 +271,16 @@ def read_predictions(
         },
         "tolerance": tolerance,
         "sources": sources,
+        "source_kinds": kinds,
         "ignored": roles.ignored,
     }
+    if llm is not None:
+        spec["llm"] = llm.spec
+    if ensemble:
+        spec["ensemble"] = {
+            name: {"formula": d.formula, "mapping": d.mapping, "kind": _llm.score_kind(d)}
+            for name, d in _llm.ENSEMBLE.items()
+        }
     return Predictions(
         rows=rows.drop(_ROW),
         classes=class_table,
@@ -421,16 +452,18 @@ def _resolve(where: str, available: list[str], mapping: dict[str, str], prefix: 
         elif col in ROLES and col not in plain:
             plain[col] = col
             taken.append(col)
-    vector = []
+    vector, logvector = [], []
     if "label" not in plain:
-        vector = [
-            (col[len(prefix) :], col)
-            for col in available
-            if col not in taken and col.startswith(prefix) and len(col) > len(prefix)
-        ]
-        taken += [col for _, col in vector]
+        # per-class columns: p_<class> probabilities, logp_<class> log-probabilities
+        for found, start in ((vector, prefix), (logvector, _llm.LOGPROB_PREFIX)):
+            found += [
+                (col[len(start) :], col)
+                for col in available
+                if col not in taken and col.startswith(start) and len(col) > len(start)
+            ]
+            taken += [col for _, col in found]
     ignored = [col for col in available if col not in taken]
-    return _Roles(plain, scores, vector, ignored)
+    return _Roles(plain, scores, vector, ignored, logvector)
 
 
 def _missing(
@@ -462,6 +495,9 @@ def _check_required(
     if "y_true" not in cols:
         raise missing("y_true", "map the true labels with --column y_true=COL")
     plain = [s for s in roles.scores if s[1] is None]
+    llm = _llm.llm_roles(cols, roles.logvector)
+    # a class distribution, or a chat answer, names y_pred itself
+    names_y_pred = any(r in llm for r in ("label_logprobs", "logp_<class>", "logprobs"))
     if multilabel:
         if "proba" in cols:
             raise InputError(
@@ -469,12 +505,12 @@ def _check_required(
                 "rows (this file has a label column) take probability = P(label present), or "
                 "y_pred with confidence"
             )
-        if not roles.scores:
+        if not roles.scores and not llm:
             raise missing(
                 "probability",
                 "multi-label rows need probability (P(label present)) or y_pred with confidence",
             )
-        if any(k == "confidence" for k, _, _ in roles.scores) and "y_pred" not in cols:
+        if (any(k == "confidence" for k, _, _ in roles.scores) or llm) and "y_pred" not in cols:
             raise missing("y_pred", "a confidence is the confidence in y_pred (0/1)")
         if "sample_id" not in cols:
             raise missing(
@@ -496,14 +532,18 @@ def _check_required(
                 f"columns ({', '.join(c for _, c in roles.vector)}); give one"
             )
         has_vector = "proba" in cols or bool(roles.vector)
-        if not has_vector and not roles.scores:
+        if not has_vector and not roles.scores and not llm:
             raise missing(
                 "confidence",
                 "expected a probability vector (a list column proba, or p_<class> columns) "
-                "or y_pred with confidence",
+                "or y_pred with confidence (or an LLM's log-probabilities: label_logprobs, "
+                "logp_<class>, answer_logprob, token_logprobs, logprobs)",
             )
-        if not has_vector and "y_pred" not in cols:
-            raise missing("y_pred", "without a probability vector, y_pred must be given")
+        if not has_vector and "y_pred" not in cols and not names_y_pred:
+            raise missing(
+                "y_pred",
+                "without a probability vector or class log-probabilities, y_pred must be given",
+            )
     if len(plain) > 1:
         raise InputError(
             f"{where}: two unnamed scores ({', '.join(repr(c) for *_, c in plain)}); name them "
@@ -615,10 +655,22 @@ class _Reader:
             return
         bad = s.filter(outside)
         hint = ""
-        if s.min() >= 0 and s.max() <= 100 and s.median() > 1:
-            hint = "; percentages? divide them by 100 first"
+        logs = "give the class log-probabilities (label_logprobs or logp_<class> columns) and "
+        if re.search(r"log|margin|logit", role, re.IGNORECASE) and s.min() >= 0:
+            hint = (
+                f"; a score on a log scale? {logs}relcol derives <model>:margin, mapped into "
+                "[0, 1] as p(y_pred) / (p(y_pred) + p(runner-up))"
+            )
         elif s.max() <= 0:
-            hint = "; log-probabilities? exponentiate them first"
+            hint = (
+                "; log-probabilities? give them as answer_logprob (or token_logprobs) and relcol "
+                "derives <model>:loglik = exp(LL)"
+            )
+        elif s.min() >= 0 and s.max() <= 100 and s.median() > 1:
+            hint = (
+                "; percentages? divide them by 100 first (a margin or a logit? "
+                f"{logs.replace(' and ', '')} instead)"
+            )
         self.fail(
             role,
             col,
@@ -1031,6 +1083,22 @@ def _sources(reader: _Reader, roles: _Roles, base: pl.DataFrame, vector, multila
         )
     rows = pl.concat(frames).select(*[c for c in PREDICTIONS if c not in ("study", "run_id")], _ROW)
     return rows, sources
+
+
+def _source_kinds(roles: _Roles, base: pl.DataFrame, llm, vector: bool) -> dict[str, str]:
+    """Per source: ``probability`` (a probability vector's, or exp of a log-likelihood),
+    ``score`` (an ordering mapped into [0, 1]: recalibrate before reading its calibration)
+    or ``stated`` (a confidence column as the file gave it)."""
+    derived = {name for name, _ in llm.scores} if llm is not None else set()
+    kinds: dict[str, str] = {}
+    for model in base.get_column("model").unique(maintain_order=True).to_list():
+        if vector:
+            kinds[model] = "probability"
+        for _, method, _ in roles.scores:
+            name = model if method is None else f"{model}:{method}"
+            kind = _llm.score_kind(_llm.DERIVED[method]) if method in derived else "stated"
+            kinds.setdefault(name, kind)
+    return kinds
 
 
 def _check_unique(reader: _Reader, base: pl.DataFrame, roles: _Roles, key: list[str]) -> None:

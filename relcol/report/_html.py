@@ -41,6 +41,7 @@ from relcol.report._sections import (
     degradation_section,
     reliability_section,
 )
+from relcol.report._sources import sources_section
 from relcol.report._summary import header, summary_section
 
 _CALIBRATION_COLUMNS = (*CELL_KEYS, "n", "accuracy", "mean_confidence", "gap", "ece")
@@ -157,6 +158,7 @@ SECTIONS = (
     "reliability",
     "calibration",
     "by_class",
+    "sources",
     "discrimination",
     "selective",
     "consistency",
@@ -174,6 +176,7 @@ def _builders() -> dict[str, Callable[..., str | None]]:
         "reliability": reliability_section,
         "calibration": calibration_section,
         "by_class": by_class_section,
+        "sources": sources_section,
         "discrimination": discrimination_section,
         "selective": selective_section,
         "consistency": consistency_section,

@@ -40,6 +40,7 @@ VIEWS = (
     "multilabel_pairs",
     "multilabel_bins",
     "multilabel",
+    "soft_agreement",
     "consistency",
     "consistency_samples",
 )
