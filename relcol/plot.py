@@ -120,7 +120,7 @@ def reliability_diagram(
             handles.append(draw._legend_handle(styles[name], label))
         ax.set_xlabel("confidence (mean in bin)")
         ax.set_ylabel("accuracy in bin")
-        ax.legend(handles=handles, loc="upper left", fontsize=7, frameon=False)
+        ax.legend(handles=handles, loc="best", fontsize=7, frameon=False)
     return ax
 
 
@@ -212,7 +212,7 @@ def risk_coverage(
         handles = draw._model_handles(styles, names)
         if oracle:
             handles.append(draw._oracle_handle())
-        ax.legend(handles=handles, fontsize=7, frameon=False, loc="upper left")
+        ax.legend(handles=handles, fontsize=7, frameon=False, loc="best")
     return ax
 
 
@@ -259,7 +259,7 @@ def confidence_by_correctness(
     with _style():
         draw.correctness_panel(ax, table, names, styles, edges=edges, key=_SERIES)
         ax.set_ylabel("confidence")
-        ax.legend(handles=draw._violin_handles(False), fontsize=7, frameon=False,
+        ax.legend(handles=draw._violin_handles(), fontsize=7, frameon=False,
                   loc="lower left")  # fmt: skip
     return ax
 

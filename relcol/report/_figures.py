@@ -51,6 +51,8 @@ GREY, LIGHT, INK = "#8C8C8C", "#DADADA", "#222222"
 MIN_WIDTH = 6.0
 #: How much panels may grow to reach ``MIN_WIDTH``.
 MAX_GROWTH = 1.4
+#: Widest figure, in inches (1,250 CSS pixels): wider grids wrap onto more rows.
+MAX_WIDTH = 13.0
 
 #: (column, axis label) for the rows of a degradation figure.
 PANELS = (
@@ -742,34 +744,43 @@ def correctness_figure(
     each corruption's worst severity), a split violin per model
     (:func:`correctness_panel`), the AUROC under each violin when given.
     """
+    import math
+
     from matplotlib import rc_context
 
     models, columns = _grid_rows(histograms)
     styles = _complete_styles(styles, models)
-    long_names = max(len(m) for m in models) if models else 0
+    rotate = len(models) > 2
+    long_names = max(len(m) for m in models) if rotate else 4
+    width = max(1.45, 0.6 * len(models))
+    per_row = max(1, min(len(columns), int((MAX_WIDTH - 0.9 + 0.15) // (width + 0.15))))
+    nrows = math.ceil(len(columns) / per_row)
     with rc_context(_RC | {"axes.grid": False}):
         fig, axes = _figure(
-            1, len(columns), panel=(max(1.45, 0.45 * len(models)), 1.8), left=0.75, top=0.6,
-            bottom=0.6 + (0.04 * long_names if len(models) > 2 else 0.15), wspace=0.15,
+            nrows, per_row, panel=(width, 1.8), left=0.75, top=0.85 if auroc else 0.6,
+            bottom=0.6 + 0.04 * long_names, wspace=0.15, hspace=0.75 + 0.04 * long_names,
             sharex=False, sharey=True,
         )  # fmt: skip
         for j, column in enumerate(columns):
-            ax = axes[0, j]
+            ax = axes[j // per_row, j % per_row]
             cell = pl.concat([_panel_rows(histograms, m, column) for m in models])
             correctness_panel(ax, cell, models, styles, edges=edges)
             for i, model in enumerate(models):
                 value = (auroc or {}).get((model, column[1], column[2]))
                 if value is not None:
-                    ax.text(i, 1.0, f"{value:.2f}", ha="center", va="bottom", fontsize=6.5,
-                            color=INK)  # fmt: skip
+                    ax.text(i, 1.0, f"AUROC {value:.2f}", ha="center", va="bottom",
+                            fontsize=6, color=INK)  # fmt: skip
             ax.set_title(_column_title(*column), pad=12 if auroc else 4)
-        axes[0, 0].set_ylabel("confidence")
-        _legend(fig, _violin_handles(auroc is not None), ncols=4)
+        for ax in axes.flat[len(columns) :]:
+            ax.set_visible(False)
+        for row in axes:
+            row[0].set_ylabel("confidence")
+        _legend(fig, _violin_handles(), ncols=3)
         fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
     return fig
 
 
-def _violin_handles(auroc: bool) -> list:
+def _violin_handles() -> list:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -778,8 +789,6 @@ def _violin_handles(auroc: bool) -> list:
         Patch(facecolor=LIGHT, edgecolor=INK, lw=0.7, label="wrong predictions (right)"),
         Line2D([], [], color=INK, lw=1.0, label="median bin"),
     ]
-    if auroc:
-        handles.append(Line2D([], [], lw=0, label="number on top: AUROC"))
     return handles
 
 
