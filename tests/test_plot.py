@@ -324,3 +324,35 @@ def test_svg_is_light_deterministic_and_keeps_text(tables):
     ids = set(re.findall(r'id="([^"]+)"', svg))
     used = set(re.findall(r"(?:href=\"#|url\(#)([\w-]+)", svg))
     assert ids == used  # every id is used, every use defined
+
+
+def test_a_long_legend_wraps_and_the_figure_grows_instead_of_clipping():
+    models = [f"gradient_boosting_variant_{i}" for i in range(8)]
+    cal = pl.DataFrame(
+        {
+            "study": "s", "dataset": "d", "corruption": "mcar",
+            "model": [m for m in models for _ in range(3)],
+            "severity": [0.0, 0.5, 1.0] * len(models),
+            "accuracy": 0.9, "mean_confidence": 0.95, "ece": 0.05, "gap": 0.05,
+        }
+    )  # fmt: skip
+    fig = F.degradation_figure(cal)
+    legend = fig.legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == models
+    assert legend._ncols < len(models)  # wrapped onto several rows
+    _legend_fits_and_is_clear(fig)
+    # The panels kept their size: the extra rows went below them.
+    height = fig.axes[0].get_window_extent().height / fig.dpi
+    assert height == pytest.approx(1.3 * F.MAX_GROWTH, rel=1e-6)
+
+
+def test_dense_axes_become_one_image_while_text_stays_text():
+    fig, axes = F._figure(1, 1, panel=(3, 2))
+    x = np.linspace(0, 1, F.DENSE_POINTS + 1)
+    axes[0, 0].plot(x, x**2)
+    axes[0, 0].set_xlabel("coverage")
+    svg = F.figure_svg(fig, id_prefix="d")
+    assert svg.count("<image") == 1 and ">coverage</text>" in svg
+    sparse, axes = F._figure(1, 1, panel=(3, 2))
+    axes[0, 0].plot(x[:100], x[:100])
+    assert "<image" not in F.figure_svg(sparse, id_prefix="s")

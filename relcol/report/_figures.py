@@ -171,6 +171,8 @@ def _legend(fig: Figure, handles: list, *, ncols: int, y: float = 0.0):
     """
     import math
 
+    if not handles:
+        return None
     renderer = fig.canvas.get_renderer()
     room = (fig.get_figwidth() - 0.1) * fig.dpi
     ncols = max(1, min(len(handles), ncols))
@@ -210,9 +212,11 @@ def _grow_bottom(fig: Figure, extra: float) -> None:
     height += extra
     margins["bottom"] += extra
     fig.set_size_inches(width, height)
-    grids = {ax.get_subplotspec().get_gridspec() for ax in fig.axes if ax.get_subplotspec()}
-    for grid in grids:
+    placed = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+    for grid in {ax.get_subplotspec().get_gridspec() for ax in placed}:
         grid.update(top=1 - margins["top"] / height, bottom=margins["bottom"] / height)
+    for ax in placed:  # update() moves only the axes of pyplot's figures
+        ax.set_position(ax.get_subplotspec().get_position(fig))
 
 
 def _axis_labels(fig: Figure, axes, *, x: str | None = None, y: str | None = None) -> None:
