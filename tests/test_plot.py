@@ -356,3 +356,21 @@ def test_dense_axes_become_one_image_while_text_stays_text():
     sparse, axes = F._figure(1, 1, panel=(3, 2))
     axes[0, 0].plot(x[:100], x[:100])
     assert "<image" not in F.figure_svg(sparse, id_prefix="s")
+
+
+def test_the_report_page_carries_the_new_figure_content(tables):
+    from relcol.report import render_html
+
+    meta = {"study": "tiny", "spec": "", "run_id": "r", "versions": {}, "bins": 15}
+    html = render_html(tables, meta=meta)
+
+    def svg(label: str) -> str:
+        start = html.index(f'aria-label="{label}"')
+        return html[start : html.index("</svg>", start)]
+
+    reliability = svg("Reliability diagrams for wine")
+    assert len(re.findall(r"ECE \d\.\d{3} · MCE \d\.\d{3}", reliability)) == 3 * 5
+    assert "bin of &lt; 10 samples" in reliability
+    assert "oracle (errors rejected first)" in svg("Risk–coverage curves for wine")
+    violins = svg("Confidence distributions for wine")
+    assert "wrong predictions (right)" in violins and "median bin" in violins

@@ -1077,10 +1077,10 @@ def _short(match: re.Match) -> str:
 
 
 def _tag(match: re.Match) -> str:
-    tag = re.sub(r"\s+", " ", match.group(0))
+    tag = match.group(0)
     if tag.startswith("<image"):
-        return tag  # base64 data
-    return _NUMBER.sub(_short, tag)
+        return tag  # base64 data, left as written
+    return _NUMBER.sub(_short, re.sub(r"\s+", " ", tag))
 
 
 def _lighter(svg: str) -> str:
