@@ -475,12 +475,19 @@ def reliability_panel(
     # NaN breaks the line: sparse bins are never joined to their neighbours.
     ax.plot(x, np.where(solid, y, np.nan), color=style["color"], linestyle=style["linestyle"],
             lw=1.0, zorder=3, label=label)  # fmt: skip
-    area = 8.0 + 70.0 * np.nan_to_num(share)  # pt²: 3 pt across for an empty bin, 9 pt for all
-    marker = {"marker": style["marker"], "s": area, "clip_on": False}
-    ax.scatter(x[solid], y[solid], color=style["color"], edgecolors="white", linewidths=0.4,
-               zorder=4, **{**marker, "s": area[solid]})  # fmt: skip
-    ax.scatter(x[~solid], y[~solid], facecolors="none", edgecolors=style["color"], alpha=0.5,
-               linewidths=0.8, zorder=4, **{**marker, "s": area[~solid]})  # fmt: skip
+    # pt²: 3 pt across for an empty bin, 9 pt for all rows, in eighths of the range so
+    # that markers of one size share one SVG definition.
+    area = 8.0 + 70.0 * np.round(8 * np.nan_to_num(share)) / 8
+    looks = (
+        (solid, {"color": style["color"], "edgecolors": "white", "linewidths": 0.4}),
+        (~solid, {"facecolors": "none", "edgecolors": style["color"], "alpha": 0.5,
+                  "linewidths": 0.8}),
+    )  # fmt: skip
+    for kind, look in looks:
+        for size in np.unique(area[kind]):
+            same = kind & (area == size)
+            ax.scatter(x[same], y[same], s=size, marker=style["marker"], clip_on=False,
+                       zorder=4, **look)  # fmt: skip
 
 
 def _unit_square(ax: Axes) -> None:
