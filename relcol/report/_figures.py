@@ -124,10 +124,10 @@ def _figure(
 ):
     """A figure of ``nrows`` × ``ncols`` panels of ``panel`` inches, margins in inches.
 
-    Spacing between panels (``wspace``, ``hspace``) is in inches too. A figure narrower
-    than ``min_width`` gets wider side margins instead of shrinking, so a study with one
-    corruption does not get a thumbnail whose legend cannot fit: its panels grow (up to
-    ``MAX_GROWTH`` times, keeping their shape), then its side margins.
+    Spacing between panels (``wspace``, ``hspace``) is in inches too. A figure that would
+    be narrower than ``min_width`` is widened, so a study with one corruption does not get
+    a thumbnail whose legend cannot fit: its panels grow first (up to ``MAX_GROWTH``
+    times, keeping their shape), then its side margins.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
