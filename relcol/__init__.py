@@ -10,7 +10,8 @@ The public API::
     relcol.ingest_predictions("llm.csv", wh, name="email-llm")   # predictions made elsewhere
     relcol.recalibrate(wh, study="email-llm", methods=["temperature", "isotonic"])
 
-Metrics as Polars expressions are in ``relcol.metrics``.
+Metrics as Polars expressions are in ``relcol.metrics``; the report's figures, one matplotlib
+axes at a time, in ``relcol.plot``.
 """
 
 from __future__ import annotations
@@ -111,6 +112,8 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
+    if name == "plot":  # the notebook plotting module (needs matplotlib on first use)
+        return import_module("relcol.plot")
     if name in _LAZY:
         module = import_module(_LAZY[name])
         # Importing relcol._api imports the subpackage relcol.report, which Python then binds

@@ -15,6 +15,9 @@ keeps the cell keys of METRICS.md §11, so every figure can be redrawn from its 
 - ``risk_coverage``: ``selective_curve`` read at coverages 1/K, 2/K … 1, each as the risk at
   the curve point with the smallest coverage at or above it (the step reading of
   ``risk_at_coverage``, METRICS.md §5), so a curve of 10⁴ points becomes K rows.
+- ``bin_errors`` and ``oracle_risk``: the ECE and MCE of each cell from its reliability
+  bins, and the best risk–coverage curve a cell's errors allow; the figures print and draw
+  them.
 """
 
 from __future__ import annotations
@@ -245,6 +248,65 @@ def risk_coverage(
         .with_columns(pl.col("label").replace(_NO_LABEL, None))
         .select(*keys, "coverage", "risk", "threshold")
     )
+
+
+def bin_errors(reliability: pl.DataFrame) -> pl.DataFrame:
+    """ECE and MCE of every cell from its reliability bins (METRICS.md §2).
+
+    Parameters
+    ----------
+    reliability
+        Rows of the ``reliability`` table (one binning): cell keys, ``n``,
+        ``mean_confidence``, ``accuracy``.
+
+    Returns
+    -------
+    polars.DataFrame
+        The cell keys present, ``ece`` = Σₘ (nₘ/n)·|accₘ − confₘ| and ``mce`` =
+        maxₘ |accₘ − confₘ| over the non-empty bins: on equal-width bins, the
+        ``calibration`` table's ``ece`` and ``mce`` of the same M.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> bins = pl.DataFrame({"model": "m", "n": [20, 80], "mean_confidence": [0.9, 0.97],
+    ...                      "accuracy": [0.8, 0.95]})
+    >>> bin_errors(bins).select(pl.col("ece", "mce").round(4)).rows()
+    [(0.036, 0.1)]
+    """
+    from relcol.metrics import ece_from_bins, mce_from_bins
+
+    require_columns(reliability, ("n", "mean_confidence", "accuracy"), "reliability")
+    keys = [k for k in KEYS if k in reliability.columns]
+    sums = reliability.with_columns(
+        sum_confidence=pl.col("mean_confidence") * pl.col("n"),
+        sum_correct=pl.col("accuracy") * pl.col("n"),
+    )
+    errors = [ece_from_bins(), mce_from_bins()]
+    if not keys:
+        return sums.select(errors)
+    return sums.group_by(keys, maintain_order=True).agg(errors)
+
+
+def oracle_risk(coverage: pl.Expr | str, error_rate: pl.Expr | str) -> pl.Expr:
+    """The smallest selective risk any confidence could reach at ``coverage``.
+
+    A confidence that ranks every right prediction above every wrong one accepts
+    right predictions first: with an overall error rate e, the risk is 0 up to coverage
+    1 − e and (κ − (1 − e)) / κ beyond it, ending at e at full coverage (Geifman et al.,
+    2019, the "optimal" curve of AURC). Between this curve and a model's own curve lies
+    what its ranking of right and wrong predictions loses.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> curve = pl.DataFrame({"coverage": [0.5, 0.9, 1.0], "error_rate": 0.2})
+    >>> curve.select(oracle_risk("coverage", "error_rate").round(4)).to_series().to_list()
+    [0.0, 0.1111, 0.2]
+    """
+    c = pl.col(coverage) if isinstance(coverage, str) else coverage
+    e = pl.col(error_rate) if isinstance(error_rate, str) else error_rate
+    return (pl.max_horizontal(c - (1.0 - e), pl.lit(0.0)) / c).alias("oracle_risk")
 
 
 def _join_cells(frame: pl.DataFrame, other: pl.DataFrame) -> pl.DataFrame:

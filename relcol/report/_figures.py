@@ -47,6 +47,13 @@ _DASHES = ("-", "--", ":", "-.")
 #: Neutral colours: reference lines, count bars, wrong predictions.
 GREY, LIGHT, INK = "#8C8C8C", "#DADADA", "#222222"
 
+#: Narrowest figure, in inches (576 CSS pixels): room for a legend and readable panels.
+MIN_WIDTH = 6.0
+#: How much panels may grow to reach ``MIN_WIDTH``.
+MAX_GROWTH = 1.4
+#: Widest figure, in inches (1,250 CSS pixels): wider grids wrap onto more rows.
+MAX_WIDTH = 13.0
+
 #: (column, axis label) for the rows of a degradation figure.
 PANELS = (
     ("accuracy", "accuracy"),
@@ -113,15 +120,26 @@ def _figure(
     hspace: float = 0.3,
     sharex: bool | str = True,
     sharey: bool | str = "row",
+    min_width: float = MIN_WIDTH,
 ):
     """A figure of ``nrows`` × ``ncols`` panels of ``panel`` inches, margins in inches.
 
-    Spacing between panels (``wspace``, ``hspace``) is in inches too.
+    Spacing between panels (``wspace``, ``hspace``) is in inches too. A figure that would
+    be narrower than ``min_width`` is widened, so a study with one corruption does not get
+    a thumbnail whose legend cannot fit: its panels grow first (up to ``MAX_GROWTH``
+    times, keeping their shape), then its side margins.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    width = left + right + ncols * panel[0] + (ncols - 1) * wspace
+    fixed = left + right + (ncols - 1) * wspace
+    grow = min(MAX_GROWTH, (min_width - fixed) / (ncols * panel[0]))
+    if grow > 1:  # few columns: larger panels (same shape) first, then wider margins
+        panel = (panel[0] * grow, panel[1] * grow)
+    width = fixed + ncols * panel[0]
+    if width < min_width:
+        left, right = left + (min_width - width) / 2, right + (min_width - width) / 2
+        width = min_width
     height = top + bottom + nrows * panel[1] + (nrows - 1) * hspace
     fig = Figure(figsize=(width, height))
     FigureCanvasAgg(fig)
@@ -140,19 +158,76 @@ def _figure(
             "hspace": hspace / panel[1],
         },
     )
+    fig._relcol_margins = {"top": top, "bottom": bottom, "left": left}  # inches
     return fig, axes
 
 
-def _legend(fig: Figure, handles: list, *, ncols: int, y: float = 0.0) -> None:
-    fig.legend(
+def _legend(fig: Figure, handles: list, *, ncols: int, y: float = 0.0):
+    """A legend under the panels that fits the figure's width.
+
+    Columns are dropped until the legend is no wider than the figure, then spread
+    evenly over the rows; each row beyond the first makes the figure taller at the
+    bottom, so the panels keep their size and nothing is clipped. Returns the legend.
+    """
+    import math
+
+    if not handles:
+        return None
+    renderer = fig.canvas.get_renderer()
+    room = (fig.get_figwidth() - 0.1) * fig.dpi
+    ncols = max(1, min(len(handles), ncols))
+    while True:
+        legend = _place_legend(fig, handles, ncols, y)
+        if ncols == 1 or legend.get_window_extent(renderer).width <= room:
+            break
+        legend.remove()
+        ncols -= 1
+    rows = math.ceil(len(handles) / ncols)
+    even = math.ceil(len(handles) / rows)
+    if even != ncols:
+        legend.remove()
+        legend = _place_legend(fig, handles, even, y)
+    if rows > 1:
+        line = legend.get_window_extent(renderer).height / rows / fig.dpi
+        _grow_bottom(fig, (rows - 1) * line)
+    return legend
+
+
+def _place_legend(fig: Figure, handles: list, ncols: int, y: float):
+    return fig.legend(
         handles=handles,
         loc="lower center",
         bbox_to_anchor=(0.5, y),
-        ncols=max(1, min(len(handles), ncols)),
+        ncols=ncols,
         frameon=False,
         handlelength=2.2,
         columnspacing=1.4,
     )
+
+
+def _grow_bottom(fig: Figure, extra: float) -> None:
+    """Add ``extra`` inches under the panels, keeping their size and the top margin."""
+    margins = fig._relcol_margins
+    width, height = fig.get_size_inches()
+    height += extra
+    margins["bottom"] += extra
+    fig.set_size_inches(width, height)
+    placed = [ax for ax in fig.axes if ax.get_subplotspec() is not None]
+    for grid in {ax.get_subplotspec().get_gridspec() for ax in placed}:
+        grid.update(top=1 - margins["top"] / height, bottom=margins["bottom"] / height)
+    for ax in placed:  # update() moves only the axes of pyplot's figures
+        ax.set_position(ax.get_subplotspec().get_position(fig))
+
+
+def _axis_labels(fig: Figure, axes, *, x: str | None = None, y: str | None = None) -> None:
+    """Labels shared by a grid: x under the tick labels, y centred on the panels."""
+    height = fig.get_figheight()
+    if x is not None:
+        fig.supxlabel(x, y=(fig._relcol_margins["bottom"] - 0.62) / height, va="bottom")
+    if y is not None:
+        middle = (axes[0, 0].get_position().y1 + axes[-1, 0].get_position().y0) / 2
+        left = fig._relcol_margins["left"] - 0.78  # just outside the row labels
+        fig.supylabel(y, x=left / fig.get_figwidth(), y=middle)
 
 
 def _model_handles(styles: Styles, models: Sequence[str], **line) -> list:
@@ -167,8 +242,9 @@ def _legend_handle(style: Mapping[str, Any], model: str, **line):
 
 
 def _plain(text: str) -> str:
-    """Show a name as typed: a ``$`` would otherwise start matplotlib mathtext."""
-    return text.replace("$", r"\$")
+    """Show a name as typed: control characters as symbols (legends are measured before
+    export), and a ``$`` would otherwise start matplotlib mathtext."""
+    return printable(text, symbols=False).replace("$", r"\$")
 
 
 def _values(frame: pl.DataFrame, column: str):
@@ -339,8 +415,117 @@ def _row_label(ax: Axes, model: str, style: Mapping[str, Any]) -> None:
     ax.set_ylabel(_plain(model), color=style["color"], fontweight="bold")
 
 
+#: A bin with fewer samples than this is drawn faint and hollow, without its interval and
+#: not joined to its neighbours: at n < 10 a 95 % Wilson interval around 0.5 spans more
+#: than half the axis, and a line through such bins draws the eye to noise.
+SOLID_BIN_SAMPLES = 10
+#: View limits of a reliability panel: a little past [0, 1] so a marker at confidence
+#: 1.0 or accuracy 0 or 1 (the worst failures) is drawn whole, inside the frame.
+_UNIT_VIEW = (-0.05, 1.05)
+
+
+def _bin_samples(part: pl.DataFrame):
+    """Each bin's independent samples: ``effective_n`` where known, else its rows."""
+    import numpy as np
+
+    n = _values(part, "n")
+    if "effective_n" not in part.columns:
+        return n
+    effective = _values(part, "effective_n")
+    return np.where(np.isnan(effective), n, effective)
+
+
+def reliability_panel(
+    ax: Axes,
+    part: pl.DataFrame,
+    style: Mapping[str, Any],
+    *,
+    edges: int | None = None,
+    min_samples: int = SOLID_BIN_SAMPLES,
+    label: str | None = None,
+) -> None:
+    """Draw one cell's reliability bins on ``ax``: the drawing of every reliability diagram.
+
+    ``part``: rows of the ``reliability`` table of one cell and one binning (``bin``,
+    ``n``, ``share``, ``mean_confidence``, ``accuracy``, optionally ``accuracy_lo``,
+    ``accuracy_hi`` and ``effective_n``). Each bin is a marker at (mean confidence,
+    accuracy) whose area grows with the bin's share of rows. Bins with at least
+    ``min_samples`` samples and an interval are solid, carry their interval and are
+    joined by a line; the others are faint hollow markers on their own. With ``edges``
+    (M), the share of rows per equal-width bin is drawn as grey bars. Markers are never
+    clipped by the frame. Nothing else (diagonal, limits, texts) is drawn here.
+    """
+    import numpy as np
+
+    part = part.sort("bin")
+    if part.is_empty():
+        return
+    x, y = _values(part, "mean_confidence"), _values(part, "accuracy")
+    share = _values(part, "share")
+    if edges is not None:
+        bars = np.zeros(edges)
+        bars[part.get_column("bin").to_numpy()] = share
+        ax.stairs(bars, np.linspace(0.0, 1.0, edges + 1), fill=True, color=LIGHT, zorder=0)
+    solid = _bin_samples(part) >= min_samples
+    if _has_band(part, "accuracy"):
+        lo, hi = _values(part, "accuracy_lo"), _values(part, "accuracy_hi")
+        solid &= ~(np.isnan(lo) | np.isnan(hi))
+        ax.vlines(x[solid], lo[solid], hi[solid], color=style["color"], lw=0.9, alpha=0.55,
+                  zorder=2, clip_on=False)  # fmt: skip
+    # NaN breaks the line: sparse bins are never joined to their neighbours.
+    ax.plot(x, np.where(solid, y, np.nan), color=style["color"], linestyle=style["linestyle"],
+            lw=1.0, zorder=3, label=label)  # fmt: skip
+    # pt²: 3 pt across for an empty bin, 9 pt for all rows, in eighths of the range so
+    # that markers of one size share one SVG definition.
+    area = 8.0 + 70.0 * np.round(8 * np.nan_to_num(share)) / 8
+    looks = (
+        (solid, {"color": style["color"], "edgecolors": "white", "linewidths": 0.4}),
+        (~solid, {"facecolors": "none", "edgecolors": style["color"], "alpha": 0.5,
+                  "linewidths": 0.8}),
+    )  # fmt: skip
+    for kind, look in looks:
+        for size in np.unique(area[kind]):
+            same = kind & (area == size)
+            ax.scatter(x[same], y[same], s=size, marker=style["marker"], clip_on=False,
+                       zorder=4, **look)  # fmt: skip
+
+
+def _unit_square(ax: Axes) -> None:
+    """The diagonal of perfect calibration and view limits that show [0, 1]² whole."""
+    ax.plot([0, 1], [0, 1], color=GREY, lw=0.8, ls=(0, (3, 2)), zorder=1)
+    ax.set_xlim(*_UNIT_VIEW)
+    ax.set_ylim(*_UNIT_VIEW)
+    ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
+    ax.set_yticks([0, 0.5, 1], ["0", ".5", "1"])
+    ax.set_aspect("equal")
+
+
+def error_text(ece: float | None, mce: float | None) -> str:
+    """``ECE 0.034 · MCE 0.120``: the two calibration errors as the figures print them."""
+    parts = [
+        f"{name} {value:.3f}" for name, value in (("ECE", ece), ("MCE", mce)) if value is not None
+    ]
+    return " · ".join(parts)
+
+
+def _cell_errors(bins: pl.DataFrame) -> dict[tuple, tuple[float, float]]:
+    """ECE and MCE by (model, corruption, severity) from the bins drawn."""
+    from relcol.analysis._bins import bin_errors
+
+    errors = bin_errors(bins)
+    return {
+        (r["model"], r["corruption"], r["severity"]): (r["ece"], r["mce"])
+        for r in errors.iter_rows(named=True)
+    }
+
+
 def reliability_figure(
-    bins: pl.DataFrame, *, edges: int, title: str, styles: Styles | None = None
+    bins: pl.DataFrame,
+    *,
+    edges: int,
+    title: str,
+    styles: Styles | None = None,
+    min_samples: int = SOLID_BIN_SAMPLES,
 ) -> Figure:
     """Reliability diagrams at the clean and worst severity, a row per model.
 
@@ -354,17 +539,20 @@ def reliability_figure(
         The number of equal-width bins M (the grey bars' edges are m/M).
     title, styles
         As in :func:`degradation_figure`.
+    min_samples
+        Bins with fewer samples are drawn faint, unjoined and without an interval
+        (:func:`reliability_panel`).
 
-    Each panel: accuracy against mean confidence per bin with its interval, the diagonal
-    of perfect calibration, the share of the cell's rows in each bin as grey bars on the
-    same scale, and the cell's row count.
+    Each panel: accuracy against mean confidence per bin with its interval, marker area
+    by the bin's share of rows, the diagonal of perfect calibration, the share of the
+    cell's rows in each bin as grey bars on the same scale, the cell's row count, ECE
+    and MCE.
     """
-    import numpy as np
     from matplotlib import rc_context
 
     models, columns = _grid_rows(bins)
     styles = _complete_styles(styles, models)
-    grid = np.linspace(0.0, 1.0, edges + 1)
+    errors = _cell_errors(bins)
     with rc_context(_RC | {"axes.grid": False}):
         fig, axes = _figure(
             len(models), len(columns), panel=(1.45, 1.45), left=0.9, top=0.75, bottom=0.95,
@@ -374,44 +562,50 @@ def reliability_figure(
             style = styles[model]
             for j, column in enumerate(columns):
                 ax = axes[i, j]
-                part = _panel_rows(bins, model, column).sort("bin")
-                ax.plot([0, 1], [0, 1], color=GREY, lw=0.8, ls=(0, (3, 2)), zorder=1)
+                part = _panel_rows(bins, model, column)
+                _unit_square(ax)
+                reliability_panel(ax, part, style, edges=edges, min_samples=min_samples)
                 if not part.is_empty():
-                    share = np.zeros(edges)
-                    share[part.get_column("bin").to_numpy()] = _values(part, "share")
-                    ax.stairs(share, grid, fill=True, color=LIGHT, zorder=0)
-                    x, y = _values(part, "mean_confidence"), _values(part, "accuracy")
-                    ax.vlines(
-                        x, _values(part, "accuracy_lo"), _values(part, "accuracy_hi"),
-                        color=style["color"], lw=0.9, alpha=0.55, zorder=2,
-                    )  # fmt: skip
-                    ax.plot(x, y, lw=1.0, ms=3, zorder=3, **style)
                     total = int(part.get_column("n").sum())
-                    ax.text(0.04, 0.95, f"n = {total:,}", transform=ax.transAxes, va="top",
-                            fontsize=7, color=INK)  # fmt: skip
+                    ece, mce = errors.get((model, column[1], column[2]), (None, None))
+                    ax.text(0.02, 0.98, f"n = {total:,}\n{error_text(ece, mce)}",
+                            transform=ax.transAxes, va="top", fontsize=6.5, color=INK,
+                            linespacing=1.15)  # fmt: skip
                 if i == 0:
                     ax.set_title(_column_title(*column))
                 if j == 0:
                     _row_label(ax, model, style)
-        axes[0, 0].set_xlim(0, 1)
-        axes[0, 0].set_ylim(0, 1)
-        for ax in axes.flat:
-            ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
-            ax.set_yticks([0, 0.5, 1], ["0", ".5", "1"])
-            ax.set_aspect("equal")
-        fig.supxlabel("confidence (mean in bin)", y=0.33 / fig.get_figheight())
-        fig.supylabel("accuracy in bin", x=0.12 / fig.get_figwidth())
-        _legend(fig, _key_handles(), ncols=3)
+        _legend(fig, _key_handles(min_samples), ncols=4)
+        _axis_labels(fig, axes, x="confidence (mean in bin)", y="accuracy in bin")
         fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
     return fig
 
 
-def _key_handles() -> list:
+def _key_handles(min_samples: int = SOLID_BIN_SAMPLES) -> list:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
     return [
-        Line2D([], [], color=INK, marker="o", ms=3, lw=1.0, label="accuracy per bin, interval"),
+        Line2D(
+            [],
+            [],
+            color=INK,
+            marker="o",
+            ms=4,
+            lw=1.0,
+            label="accuracy per bin (area: share), interval",
+        ),
+        Line2D(
+            [],
+            [],
+            color=INK,
+            marker="o",
+            ms=4,
+            lw=0,
+            markerfacecolor="none",
+            alpha=0.5,
+            label=f"bin of < {min_samples} samples",
+        ),
         Line2D([], [], color=GREY, lw=0.8, ls=(0, (3, 2)), label="perfect calibration"),
         Patch(color=LIGHT, label="share of rows in bin"),
     ]
@@ -425,7 +619,7 @@ def confidence_figure(
     styles: Styles | None = None,
     auroc: Mapping[tuple[str, str, float], float | None] | None = None,
 ) -> Figure:
-    """Confidence distributions of right and wrong predictions, a row per model.
+    """Confidence histograms of right and wrong predictions, a row per model.
 
     Parameters
     ----------
@@ -438,6 +632,8 @@ def confidence_figure(
         As in :func:`degradation_figure`.
     auroc
         AUROC by (model, corruption, severity), printed in the panel when given.
+
+    :func:`correctness_figure` shows the same frame in one row of panels.
     """
     import numpy as np
     from matplotlib import rc_context
@@ -447,7 +643,7 @@ def confidence_figure(
     grid = np.linspace(0.0, 1.0, edges + 1)
     with rc_context(_RC | {"axes.grid": False}):
         fig, axes = _figure(
-            len(models), len(columns), panel=(1.45, 1.0), left=0.9, top=0.75, bottom=0.95,
+            len(models), len(columns), panel=(1.45, 1.0), left=0.9, top=0.9, bottom=0.95,
             wspace=0.12, hspace=0.18, sharey=True,
         )  # fmt: skip
         for i, model in enumerate(models):
@@ -456,9 +652,7 @@ def confidence_figure(
                 ax = axes[i, j]
                 part = _panel_rows(histograms, model, column)
                 for correct in (True, False):
-                    rows = part.filter(pl.col("correct") == correct)
-                    share = np.zeros(edges)
-                    share[rows.get_column("bin").to_numpy()] = np.nan_to_num(_values(rows, "share"))
+                    share = _outcome_shares(part, correct, edges)
                     if correct:
                         ax.stairs(share, grid, fill=True, color=style["color"], alpha=0.45, lw=0)
                     else:
@@ -475,11 +669,24 @@ def confidence_figure(
         axes[0, 0].set_ylim(bottom=0)
         for ax in axes.flat:
             ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
-        fig.supxlabel("confidence", y=0.33 / fig.get_figheight())
-        fig.supylabel("share of the outcome's predictions", x=0.12 / fig.get_figwidth())
         _legend(fig, _outcome_handles(), ncols=2)
+        _axis_labels(fig, axes, x="confidence")
+        # The y meaning as a subtitle: a rotated label would be taller than one row of panels.
         fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
+        fig.text(0.5, 1 - 0.42 / fig.get_figheight(),
+                 "bar height: share of the outcome's predictions in the confidence bin",
+                 ha="center", va="top", fontsize=8, color=INK)  # fmt: skip
     return fig
+
+
+def _outcome_shares(part: pl.DataFrame, correct: bool, edges: int):
+    """The share per equal-width bin of one outcome's predictions (0 where none)."""
+    import numpy as np
+
+    rows = part.filter(pl.col("correct") == correct)
+    share = np.zeros(edges)
+    share[rows.get_column("bin").to_numpy()] = np.nan_to_num(_values(rows, "share"))
+    return share
 
 
 def _outcome_handles() -> list:
@@ -492,11 +699,146 @@ def _outcome_handles() -> list:
     ]
 
 
+def correctness_panel(
+    ax: Axes,
+    histograms: pl.DataFrame,
+    series: Sequence[str],
+    styles: Styles,
+    *,
+    edges: int,
+    key: str = "model",
+) -> None:
+    """Split violins of confidence, one per series: right predictions left, wrong right.
+
+    ``histograms``: ``confidence_histogram`` rows of one cell per series (``key`` names
+    the series column), ``bin``, ``correct``, ``share``. Each half is the outcome's
+    histogram over the M equal-width bins, scaled to its own peak, so the two shapes
+    compare even when errors are few; the lines across mark each outcome's median bin.
+    The less the halves overlap in height, the better confidence separates right from
+    wrong.
+    """
+    import numpy as np
+
+    grid = np.linspace(0.0, 1.0, edges + 1)
+    ys = np.repeat(grid, 2)[1:-1]
+    for i, name in enumerate(series):
+        part = histograms.filter(pl.col(key) == name)
+        colour = styles[name]["color"]
+        for correct, side in ((True, -1.0), (False, 1.0)):
+            share = _outcome_shares(part, correct, edges)
+            if share.max() <= 0:
+                continue
+            half = side * 0.42 * np.repeat(share / share.max(), 2)
+            face = {"color": colour, "alpha": 0.6} if correct else {"color": GREY, "alpha": 0.35}
+            xs = i + half
+            # The polygon without its runs along the axis (empty bins): fewer SVG points.
+            inner = np.r_[False, (half[:-2] == 0) & (half[1:-1] == 0) & (half[2:] == 0), False]
+            ax.fill(np.r_[i, xs[~inner], i], np.r_[ys[0], ys[~inner], ys[-1]], lw=0, **face)
+            ax.plot(i + half, ys, color=colour if correct else INK, lw=0.7)
+            median = grid[np.searchsorted(np.cumsum(share), 0.5 * share.sum()) + 1] - 0.5 / edges
+            ax.plot([i, i + side * 0.42], [median, median], color=INK, lw=1.0)
+        ax.axvline(i, color=INK, lw=0.6, zorder=3)
+    ax.set_xlim(-0.6, len(series) - 0.4)
+    ax.set_ylim(0, 1)
+    ax.set_xticks(range(len(series)), [_plain(s) for s in series],
+                  rotation=30 if len(series) > 2 else 0, ha="right" if len(series) > 2 else "center")  # fmt: skip
+
+
+def correctness_figure(
+    histograms: pl.DataFrame,
+    *,
+    edges: int,
+    title: str,
+    styles: Styles | None = None,
+    auroc: Mapping[tuple[str, str, float], float | None] | None = None,
+) -> Figure:
+    """Confidence of right vs wrong predictions, clean and at each worst severity.
+
+    Parameters are those of :func:`confidence_figure`; one panel per column (clean, then
+    each corruption's worst severity), a split violin per model
+    (:func:`correctness_panel`), the AUROC under each violin when given.
+    """
+    import math
+
+    from matplotlib import rc_context
+
+    models, columns = _grid_rows(histograms)
+    styles = _complete_styles(styles, models)
+    rotate = len(models) > 2
+    long_names = max(len(m) for m in models) if rotate else 4
+    width = max(1.45, 0.6 * len(models))
+    per_row = max(1, min(len(columns), int((MAX_WIDTH - 0.9 + 0.15) // (width + 0.15))))
+    nrows = math.ceil(len(columns) / per_row)
+    with rc_context(_RC | {"axes.grid": False}):
+        fig, axes = _figure(
+            nrows, per_row, panel=(width, 1.8), left=0.75, top=0.85 if auroc else 0.6,
+            bottom=0.6 + 0.04 * long_names, wspace=0.15, hspace=0.75 + 0.04 * long_names,
+            sharex=False, sharey=True,
+        )  # fmt: skip
+        for j, column in enumerate(columns):
+            ax = axes[j // per_row, j % per_row]
+            cell = pl.concat([_panel_rows(histograms, m, column) for m in models])
+            correctness_panel(ax, cell, models, styles, edges=edges)
+            for i, model in enumerate(models):
+                value = (auroc or {}).get((model, column[1], column[2]))
+                if value is not None:
+                    ax.text(i, 1.0, f"AUROC {value:.2f}", ha="center", va="bottom",
+                            fontsize=6, color=INK)  # fmt: skip
+            ax.set_title(_column_title(*column), pad=12 if auroc else 4)
+        for ax in axes.flat[len(columns) :]:
+            ax.set_visible(False)
+        for row in axes:
+            row[0].set_ylabel("confidence")
+        _legend(fig, _violin_handles(), ncols=3)
+        fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
+    return fig
+
+
+def _violin_handles() -> list:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    handles = [
+        Patch(color=GREY, alpha=0.8, label="right predictions (left, model colour)"),
+        Patch(facecolor=LIGHT, edgecolor=INK, lw=0.7, label="wrong predictions (right)"),
+        Line2D([], [], color=INK, lw=1.0, label="median bin"),
+    ]
+    return handles
+
+
 # Risk–coverage ---------------------------------------------------------------------------------
 
 
+def risk_coverage_panel(
+    ax: Axes,
+    curve: pl.DataFrame,
+    style: Mapping[str, Any],
+    *,
+    oracle: bool = True,
+    label: str | None = None,
+) -> None:
+    """Draw one cell's risk–coverage curve on ``ax``, and its oracle curve (dotted).
+
+    ``curve``: rows of the ``risk_coverage`` table of one cell (``coverage``, ``risk``),
+    ending at coverage 1. The oracle is the best curve the cell's errors allow
+    (:func:`relcol.analysis._bins.oracle_risk`, from the risk at full coverage): the gap
+    between the two is what the model's ranking of right and wrong predictions loses.
+    """
+    from relcol.analysis._bins import oracle_risk
+
+    curve = curve.sort("coverage")
+    if curve.is_empty():
+        return
+    x = _values(curve, "coverage")
+    ax.plot(x, _values(curve, "risk"), lw=1.4, markevery=max(1, len(x) // 5), ms=3,
+            label=label, **style)  # fmt: skip
+    if oracle:
+        best = curve.select(oracle_risk("coverage", pl.col("risk").last()))
+        ax.plot(x, _values(best, "oracle_risk"), color=style["color"], lw=0.9, ls=":")
+
+
 def risk_coverage_figure(
-    curves: pl.DataFrame, *, title: str, styles: Styles | None = None
+    curves: pl.DataFrame, *, title: str, styles: Styles | None = None, oracle: bool = True
 ) -> Figure:
     """Risk–coverage curves at the clean and worst severity, a line per model.
 
@@ -507,6 +849,8 @@ def risk_coverage_figure(
         column: cell keys, ``stage``, ``coverage``, ``risk``.
     title, styles
         As in :func:`degradation_figure`.
+    oracle
+        Draw each model's oracle curve (dotted, :func:`risk_coverage_panel`).
     """
     from matplotlib import rc_context
 
@@ -514,25 +858,32 @@ def risk_coverage_figure(
     styles = _complete_styles(styles, models)
     with rc_context(_RC):
         fig, axes = _figure(
-            1, len(columns), panel=(1.6, 1.5), left=0.75, top=0.6, bottom=0.95,
+            1, len(columns), panel=(1.6, 1.5), left=0.85, top=0.6, bottom=0.95,
             wspace=0.15, sharey=True,
         )  # fmt: skip
         for j, column in enumerate(columns):
             ax = axes[0, j]
             for model in models:
-                part = _panel_rows(curves, model, column).sort("coverage")
-                if not part.is_empty():
-                    ax.plot(_values(part, "coverage"), _values(part, "risk"), lw=1.4,
-                            markevery=10, ms=3, **styles[model])  # fmt: skip
+                part = _panel_rows(curves, model, column)
+                risk_coverage_panel(ax, part, styles[model], oracle=oracle)
             ax.set_title(_column_title(*column))
             ax.set_xlabel("coverage")
             ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
         axes[0, 0].set_xlim(0, 1)
         axes[0, 0].set_ylim(bottom=0)
         axes[0, 0].set_ylabel("selective risk\n(error rate of accepted)")
-        _legend(fig, _model_handles(styles, models), ncols=6)
+        handles = _model_handles(styles, models)
+        if oracle:
+            handles.append(_oracle_handle())
+        _legend(fig, handles, ncols=7)
         fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
     return fig
+
+
+def _oracle_handle():
+    from matplotlib.lines import Line2D
+
+    return Line2D([], [], color=INK, lw=0.9, ls=":", label="oracle (errors rejected first)")
 
 
 # Consistency and the scorecard -----------------------------------------------------------------
@@ -673,6 +1024,11 @@ def scorecard_figure(card: pl.DataFrame, *, styles: Styles | None = None) -> Fig
 def figure_svg(fig: Figure, *, id_prefix: str, label: str | None = None) -> str:
     """Export ``fig`` as an SVG fragment for inlining in HTML.
 
+    The SVG is made light without changing what it shows: coordinates to 0.1 pt (about a
+    tenth of a screen pixel), one font declaration instead of one per text, no ids that
+    nothing refers to, no indentation; axes drawing more than ``DENSE_POINTS`` points have
+    those drawn as one image at ``RASTER_DPI`` while text and axes stay vector.
+
     The output is byte-identical across runs: fixed hash salt, no date, and the
     XML prolog, DOCTYPE and metadata block (which carry the matplotlib version and
     ``http://`` namespace URIs) removed; HTML5 puts inline ``<svg>`` in the SVG
@@ -685,15 +1041,82 @@ def figure_svg(fig: Figure, *, id_prefix: str, label: str | None = None) -> str:
 
     for text in fig.findobj(Text):  # names reach titles and legends: no control characters
         text.set_text(printable(text.get_text(), symbols=False))
+    _rasterize_dense(fig)
     buffer = io.StringIO()
     with rc_context(_RC):
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
+        fig.savefig(buffer, format="svg", metadata={"Date": None}, dpi=RASTER_DPI)
     svg = buffer.getvalue()
     svg = svg[svg.index("<svg") :]
     svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, count=1, flags=re.DOTALL)
     svg = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg)
+    svg = _lighter(svg)
     svg = re.sub(r'\bid="([^"]+)"', rf'id="{id_prefix}-\1"', svg)
     svg = re.sub(r'(xlink:href|href)="#([^"]+)"', rf'\1="#{id_prefix}-\2"', svg)
     svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{id_prefix}-\1)", svg)
     attrs = 'role="img"' if label is None else f'role="img" aria-label="{escape(label)}"'
     return svg.replace("<svg ", f"<svg {attrs} ", 1).strip()
+
+
+#: Points above which an axes' lines and markers become one embedded image.
+DENSE_POINTS = 4000
+#: Resolution of those images: sharp on a 2× display at the figure's natural size.
+RASTER_DPI = 150
+_FONT = "font-family: 'DejaVu Sans', 'Bitstream Vera Sans', Arial, Helvetica, sans-serif"
+_NUMBER = re.compile(r"-?\d+\.\d+")
+
+
+def _rasterize_dense(fig: Figure) -> None:
+    """Rasterize the lines and collections of axes that draw very many points."""
+    for ax in fig.axes:
+        artists = [*ax.lines, *ax.collections]
+        points = sum(
+            len(a.get_xydata()) if hasattr(a, "get_xydata") else
+            sum(len(p.vertices) for p in a.get_paths())
+            for a in artists
+        )  # fmt: skip
+        if points > DENSE_POINTS:
+            for artist in artists:
+                artist.set_rasterized(True)
+
+
+def _short(match: re.Match) -> str:
+    value = float(match.group(0))
+    text = f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def _tag(match: re.Match) -> str:
+    tag = match.group(0)
+    if tag.startswith("<image"):
+        return tag  # base64 data, left as written
+    return _NUMBER.sub(_short, re.sub(r"\s+", " ", tag))
+
+
+def _lighter(svg: str) -> str:
+    """The same drawing in fewer bytes (see :func:`figure_svg`)."""
+    used = set(re.findall(r"#([\w-]+)", svg))
+    svg = re.sub(r'<g id="([^"]+)"', lambda m: m.group(0) if m.group(1) in used else "<g", svg)
+    svg = re.sub(r"font-family: [^;\"]*;? ?", "", svg)
+    svg = re.sub(r' transform="rotate\(-?0 [^)]*\)"', "", svg)
+    svg = re.sub(r"<[^>]+>", _tag, svg)
+    svg = re.sub(r">\s+<", "><", svg)
+    return _drop_bare_groups(svg).replace("<svg ", f'<svg style="{_FONT}" ', 1)
+
+
+def _drop_bare_groups(svg: str) -> str:
+    """Remove ``<g>`` elements without attributes (they change nothing), keeping content."""
+    out, keep, position = [], [], 0
+    for match in re.finditer(r"<g>|<g [^>]*>|</g>", svg):
+        out.append(svg[position : match.start()])
+        position = match.end()
+        tag = match.group(0)
+        if tag == "</g>":
+            if keep.pop():
+                out.append(tag)
+        else:
+            keep.append(tag != "<g>")
+            if keep[-1]:
+                out.append(tag)
+    out.append(svg[position:])
+    return "".join(out)

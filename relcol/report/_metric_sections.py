@@ -21,7 +21,7 @@ from relcol.analysis._bins import with_stage
 from relcol.analysis._frames import require_columns, sort_by_appearance
 from relcol.report._figures import (
     Styles,
-    confidence_figure,
+    correctness_figure,
     figure_svg,
     model_styles,
     risk_coverage_figure,
@@ -89,17 +89,17 @@ def discrimination_section(
                 (r["model"], r["corruption"], r["severity"]): r["auroc"]
                 for r in _single_label(part).iter_rows(named=True)
             }
-            fig = confidence_figure(rows, edges=bins, title=name, styles=styles, auroc=auroc)
+            fig = correctness_figure(rows, edges=bins, title=name, styles=styles, auroc=auroc)
             svg = figure_svg(
                 fig, id_prefix=f"conf{index}", label=f"Confidence distributions for {name}"
             )
             parts.append(
                 figure(
                     svg,
-                    f"{escape(name)}: how confidence is spread over right (filled) and wrong "
-                    "(line) predictions, each as a share of its own count, on clean data and "
-                    "at each corruption's worst severity. The less the two overlap, the better "
-                    "confidence separates them (AUROC in each panel).",
+                    f"{escape(name)}: how confidence is spread over right (left half) and "
+                    "wrong (right half) predictions, each half scaled to its own peak, on "
+                    "clean data and at each corruption's worst severity. The less the two "
+                    "overlap, the better confidence separates them (AUROC above each).",
                 )
             )
         parts.append(table_html(_discrimination(part, f"relcol-discrimination-{index}", name)))
