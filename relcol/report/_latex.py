@@ -1,0 +1,425 @@
+"""LaTeX for the exported tables: text pdflatex reads, and a table that fits the page.
+
+great-tables writes a table's LaTeX (``GT.as_latex``) but leaves the text as it is: Δ, −,
+ρ, τ, ≤ or ₀ in a label stop pdflatex ("Unicode character not set up for use with LaTeX"),
+an HTML label loses its tags, so a two-line header (``gaussian_noise<br><small>d =
+1</small>``) is glued into one word, and a wide table runs off the page. Here:
+
+- every character outside ASCII becomes ASCII LaTeX (:func:`latex_text`): Greek letters
+  and mathematical signs in math mode (``\\ensuremath{\\Delta}``), sub- and superscript digits
+  and letters as ``\\textsubscript`` / ``\\textsuperscript``, dashes and quotes as their
+  LaTeX ligatures, accented Latin letters as accent commands (``\\'{e}``); any other
+  character (a Chinese class name, say) is shown as its code point, ``<U+4E2D>``, not
+  dropped. Control characters are shown the same way;
+- an HTML label keeps its line breaks (a one-column ``tabular`` inside the cell), ``<small>``,
+  ``<em>``/``<i>``, ``<strong>``/``<b>``, ``<sub>`` and ``<sup>``; other tags are dropped;
+- the table is set at its natural width and shrunk to the line width only when it is wider
+  (never enlarged), and a table with more than :data:`PART_ROWS` body rows is split into
+  parts of at most that many rows, each its own float with the column headers repeated,
+  preferably where a row group starts (a group cut in two repeats its heading, marked
+  "continued").
+
+The result needs, in the preamble: ``booktabs`` (rules), ``caption`` (``\\caption*``) and
+``graphicx`` (``\\resizebox``); see :data:`PACKAGES`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import re
+import unicodedata
+
+from great_tables import GT
+from great_tables._text import BaseText, Html
+
+#: The LaTeX packages an exported table needs.
+PACKAGES = ("booktabs", "caption", "graphicx")
+
+#: The most body rows (group headings count) of one float; a longer table is split.
+PART_ROWS = 30
+
+_GREEK = {
+    **dict(
+        zip(
+            "αβγδεζηθικλμνξπρστυφχψωϵϑϕς",
+            "alpha beta gamma delta varepsilon zeta eta theta iota kappa lambda mu nu xi pi rho "
+            "sigma tau upsilon phi chi psi omega epsilon vartheta varphi varsigma".split(),
+            strict=True,
+        )
+    ),
+    **dict(
+        zip(
+            "ΓΔΘΛΞΠΣΥΦΨΩ",
+            "Gamma Delta Theta Lambda Xi Pi Sigma Upsilon Phi Psi Omega".split(),
+            strict=True,
+        )
+    ),
+}
+_MATH = {
+    **{letter: "\\" + name for letter, name in _GREEK.items()},
+    "−": "-",
+    "≤": r"\leq",
+    "≥": r"\geq",
+    "≠": r"\neq",
+    "≈": r"\approx",
+    "±": r"\pm",
+    "∓": r"\mp",
+    "×": r"\times",
+    "÷": r"\div",
+    "·": r"\cdot",
+    "∙": r"\cdot",
+    "∧": r"\wedge",
+    "∨": r"\vee",
+    "¬": r"\neg",
+    "→": r"\rightarrow",
+    "←": r"\leftarrow",
+    "↔": r"\leftrightarrow",
+    "⇒": r"\Rightarrow",
+    "∞": r"\infty",
+    "∈": r"\in",
+    "∉": r"\notin",
+    "⊂": r"\subset",
+    "⊆": r"\subseteq",
+    "∪": r"\cup",
+    "∩": r"\cap",
+    "∅": r"\emptyset",
+    "∑": r"\sum",
+    "∏": r"\prod",
+    "√": r"\surd",
+    "∝": r"\propto",
+    "∼": r"\sim",
+    "≡": r"\equiv",
+    "′": r"\prime",
+    "∂": r"\partial",
+    "∇": r"\nabla",
+    "⌊": r"\lfloor",
+    "⌋": r"\rfloor",
+    "⌈": r"\lceil",
+    "⌉": r"\rceil",
+    "∣": r"\mid",
+    "µ": r"\mu",
+    "ℓ": r"\ell",
+}
+# Greek capitals that look like Latin ones have no macro of their own.
+_MATH |= {
+    g: r"\mathrm{" + latin + "}" for g, latin in zip("ΑΒΕΖΗΙΚΜΝΟΡΤΧ", "ABEZHIKMNOPTX", strict=True)
+}
+
+_SUBSCRIPTS = dict(
+    zip("₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₒₓₕₖₗₘₙₚₛₜᵢⱼ", "0123456789+-=()aeoxhklmnpstij", strict=True)
+)
+_SUPERSCRIPTS = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁱⁿ", "0123456789+-=()in", strict=True))
+
+_TEXT = {
+    "–": "--",
+    "—": "---",
+    "‘": "`",
+    "’": "'",
+    "‚": ",",
+    "“": "``",
+    "”": "''",
+    "„": ",,",
+    "«": r"\guillemotleft{}",
+    "»": r"\guillemotright{}",
+    "…": r"\ldots{}",
+    "\u00a0": "~",
+    "\u2009": r"\,",
+    "\u202f": r"\,",
+    "\u2002": r"\enskip{}",
+    "\u2003": r"\quad{}",
+    "\u200b": "",  # a zero-width space has nothing to show
+    "•": r"\textbullet{}",
+    "†": r"\dag{}",
+    "‡": r"\ddag{}",
+    "§": r"\S{}",
+    "¶": r"\P{}",
+    "©": r"\copyright{}",
+    "®": r"\textregistered{}",
+    "™": r"\texttrademark{}",
+    "°": r"\textdegree{}",
+    "‰": r"\textperthousand{}",
+    "€": r"\texteuro{}",
+    "£": r"\pounds{}",
+    "¢": r"\textcent{}",
+    "¥": r"\textyen{}",
+    "¿": r"\textquestiondown{}",
+    "¡": r"\textexclamdown{}",
+    "ß": r"\ss{}",
+    "æ": r"\ae{}",
+    "Æ": r"\AE{}",
+    "œ": r"\oe{}",
+    "Œ": r"\OE{}",
+    "ø": r"\o{}",
+    "Ø": r"\O{}",
+    "ł": r"\l{}",
+    "Ł": r"\L{}",
+    "ı": r"\i{}",
+    "ȷ": r"\j{}",
+    "✓": r"\ensuremath{\surd}",
+}
+
+# Combining accents (after Unicode decomposition) -> LaTeX accent command.
+_ACCENTS = {
+    "\u0300": "`",
+    "\u0301": "'",
+    "\u0302": "^",
+    "\u0303": "~",
+    "\u0304": "=",
+    "\u0306": "u",
+    "\u0307": ".",
+    "\u0308": '"',
+    "\u030a": "r",
+    "\u030b": "H",
+    "\u030c": "v",
+    "\u0327": "c",
+    "\u0328": "k",
+    "\u0323": "d",
+    "\u0331": "b",
+}
+
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+    "|": r"\textbar{}",
+    **{c: "\\" + c for c in "&%$#_{}"},
+}
+
+
+def latex_text(text: str, *, special: bool = True) -> str:
+    r"""``text`` as pdflatex-safe ASCII LaTeX.
+
+    ``special=False`` leaves LaTeX's own special characters (``\ { } & _`` ...) alone: for
+    LaTeX that great-tables already wrote, whose only problem is the characters beyond ASCII.
+
+    Examples
+    --------
+    >>> latex_text("gap Δ ≤ 0.05 (τ₀), naïve_bayes")
+    'gap \\ensuremath{\\Delta} \\ensuremath{\\leq} 0.05 (\\ensuremath{\\tau}\\textsubscript{0}), na\\"{\\i}ve\\_bayes'
+    >>> latex_text("中")
+    '\\textless{}U+4E2D\\textgreater{}'
+    """
+    out: list[str] = []
+    for char in unicodedata.normalize("NFD", text):
+        if char in _ACCENTS and out:
+            # an accent applies to what precedes it (a letter, or an already accented one)
+            base = out.pop()
+            base = {"i": r"\i", "j": r"\j"}.get(base, base)  # dotless under an accent
+            out.append(f"\\{_ACCENTS[char]}{{{base}}}")
+        elif special and char in _SPECIAL:
+            out.append(_SPECIAL[char])
+        elif char == "\n" or " " <= char <= "~":
+            out.append(char)
+        elif char == "\t":
+            out.append(" ")
+        elif char in _MATH:
+            out.append(rf"\ensuremath{{{_MATH[char]}}}")
+        elif char in _SUBSCRIPTS:
+            out.append(rf"\textsubscript{{{_SUBSCRIPTS[char]}}}")
+        elif char in _SUPERSCRIPTS:
+            out.append(rf"\textsuperscript{{{_SUPERSCRIPTS[char]}}}")
+        elif char in _TEXT:
+            out.append(_TEXT[char])
+        else:
+            # shown, not dropped: the code point, in ASCII
+            out.append(rf"\textless{{}}U+{ord(char):04X}\textgreater{{}}")
+    return "".join(out)
+
+
+# HTML labels ----------------------------------------------------------------------------------
+
+_TAGS = {
+    "small": (r"{\footnotesize ", "}"),
+    "em": (r"\emph{", "}"),
+    "i": (r"\emph{", "}"),
+    "strong": (r"\textbf{", "}"),
+    "b": (r"\textbf{", "}"),
+    "sub": (r"\textsubscript{", "}"),
+    "sup": (r"\textsuperscript{", "}"),
+}
+_TAG = re.compile(r"<\s*(/?)\s*([a-zA-Z0-9]+)[^>]*>")
+
+
+class _LatexHtml(Html):
+    """An ``html()`` label that keeps its line breaks and simple markup in LaTeX."""
+
+    def to_latex(self) -> str:
+        lines: list[list[str]] = [[]]
+        open_tags: list[str] = []  # the markup open at this point, outermost first
+
+        def close() -> str:
+            return "".join(_TAGS[t][1] for t in reversed(open_tags))
+
+        at = 0
+        for match in _TAG.finditer(self.text):
+            lines[-1].append(latex_text(html.unescape(self.text[at : match.start()])))
+            at = match.end()
+            end, tag = match.group(1), match.group(2).lower()
+            if tag == "br":
+                # a group cannot span a line of the inner tabular: close and reopen it
+                lines[-1].append(close())
+                lines.append([_TAGS[t][0] for t in open_tags])
+            elif tag in _TAGS and not end:
+                lines[-1].append(_TAGS[tag][0])
+                open_tags.append(tag)
+            elif tag in _TAGS and open_tags and open_tags[-1] == tag:
+                lines[-1].append(_TAGS[open_tags.pop()][1])
+        lines[-1] += [latex_text(html.unescape(self.text[at:])), close()]
+        cells = ["".join(line) for line in lines]
+        if len(cells) == 1:
+            return cells[0]
+        return r"\begin{tabular}[b]{@{}c@{}}" + r" \\ ".join(cells) + r"\end{tabular}"
+
+
+def _label(value):
+    return _LatexHtml(value.text) if type(value) is Html else value
+
+
+def latex_ready(gt: GT) -> GT:
+    """``gt`` with its ``html()`` labels (columns, spanners, heading, stub head, notes) read by
+    :class:`_LatexHtml`, so their line breaks and markup survive into LaTeX."""
+    boxhead = type(gt._boxhead)(
+        [dataclasses.replace(c, column_label=_label(c.column_label)) for c in gt._boxhead]
+    )
+    spanners = type(gt._spanners)(
+        [dataclasses.replace(s, spanner_label=_label(s.spanner_label)) for s in gt._spanners]
+    )
+    heading = dataclasses.replace(
+        gt._heading, title=_label(gt._heading.title), subtitle=_label(gt._heading.subtitle)
+    )
+    stubhead = gt._stubhead
+    if isinstance(stubhead, list):
+        stubhead = [_label(s) for s in stubhead]
+    elif isinstance(stubhead, BaseText):
+        stubhead = _label(stubhead)
+    notes = [_label(n) for n in gt._source_notes]
+    return gt._replace(
+        _boxhead=boxhead,
+        _spanners=spanners,
+        _heading=heading,
+        _stubhead=stubhead,
+        _source_notes=notes,
+    )
+
+
+# The page -------------------------------------------------------------------------------------
+
+_BEGIN = re.compile(r"\\begin\{tabular\*?\}(\{\\linewidth\})?\{(@\{\\extracolsep\{\\fill\}\})?")
+_GROUP = re.compile(r"^\\multicolumn\{\d+\}\{l\}\{(.*)\}\s*\\\\(\[[^\]]*\])?\s*$")
+_ROW_END = re.compile(r"\\\\(\[[^\]]*\])?\s*$")
+
+
+def fit_page(latex: str, title: str | None = None) -> str:
+    """great-tables' LaTeX, set to fit the page (see the module's docstring).
+
+    ``latex`` is the output of ``GT.as_latex()`` (a ``table`` float holding a ``tabular*``
+    of the line width); ``title`` (LaTeX) heads the continued parts of a split table.
+    Output that does not have that shape is returned unchanged.
+    """
+    lines = latex.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if _BEGIN.match(line))
+        end = next(
+            i for i in range(len(lines) - 1, start, -1) if lines[i].startswith(r"\end{tabular")
+        )
+        bottom = max(i for i in range(start, end) if lines[i].startswith(r"\bottomrule"))
+        body_at = next(i for i in range(start, bottom) if lines[i].startswith(r"\midrule"))
+    except (StopIteration, ValueError):
+        return latex
+    if not (lines[0].startswith(r"\begin{table}") and lines[-1].startswith(r"\end{table}")):
+        return latex
+    # \fontsize{12pt}: great-tables' 16 px; the document's own size reads better
+    preamble = [
+        line for line in lines[1:start] if line.strip() and not line.startswith(r"\fontsize")
+    ]
+    begin = _BEGIN.sub(r"\\begin{tabular}{", lines[start], count=1)
+    header = [begin, *lines[start + 1 : body_at]]
+    footer = [r"\bottomrule", r"\end{tabular}"]
+    notes = lines[end + 1 : -1]
+    parts = _parts(lines[body_at:bottom])
+    out = [lines[0]]
+    for index, body in enumerate(parts):
+        caption = preamble
+        if index:
+            more = f" (continued, part {index + 1} of {len(parts)})"
+            caption = [rf"\caption*{{{{\large {title or ''}}}{more}}}"]
+        out += [
+            *([] if index == 0 else [r"\end{table}", lines[0]]),
+            r"\centering",
+            *caption,
+            r"\small",
+            r"\sbox0{%",
+            *header,
+            *body,
+            *footer,
+            "}%",
+            r"\ifdim\wd0>\linewidth\resizebox{\linewidth}{!}{\usebox0}\else\usebox0\fi\par",
+        ]
+    out += [*notes, r"\end{table}"]
+    # a bar outside the column specification is text: under pdflatex's default font
+    # encoding a bare | prints as a dash
+    return (
+        "\n".join(line if _BEGIN.match(line) else line.replace("|", r"\textbar{}") for line in out)
+        + "\n"
+    )
+
+
+def _parts(body: list[str]) -> list[list[str]]:
+    """The body's lines in parts of at most PART_ROWS rows (group headings count).
+
+    A part ends before a group that would not fit in it whole, once the part is at least
+    half full; a group longer than what is left is cut between rows, and the next part
+    repeats its heading (rules included), marked continued.
+    """
+    groups: list[tuple[list[str], list[list[str]]]] = []  # (heading lines, rows' lines)
+    pending: list[str] = []  # rules seen since the last row
+    for line in body:
+        if not _ROW_END.search(line):
+            pending.append(line)
+        elif _GROUP.match(line):
+            groups.append(([*pending, line], []))
+            pending = []
+        else:
+            if not groups:
+                groups.append(([], []))
+            heading, rows = groups[-1]
+            if rows:
+                rows.append([*pending, line])
+            else:  # the rules between a heading and its first row belong to the heading
+                heading += pending
+                rows.append([line])
+            pending = []
+    parts: list[list[str]] = [[]]
+    count = 0
+    for heading, rows in groups:
+        labelled = 1 if any(_GROUP.match(line) for line in heading) else 0
+        whole = count + labelled + len(rows) <= PART_ROWS
+        if count and (count + labelled + 1 > PART_ROWS or (not whole and count >= PART_ROWS // 2)):
+            parts.append([])
+            count = 0
+        parts[-1] += heading
+        count += labelled
+        for row in rows:
+            if count >= PART_ROWS:
+                parts.append(_continued(heading))
+                count = labelled
+            parts[-1] += row
+            count += 1
+    parts[-1] += pending
+    return parts
+
+
+def _continued(heading: list[str]) -> list[str]:
+    """A group's heading lines, its label marked continued."""
+    out = []
+    for line in heading:
+        group = _GROUP.match(line)
+        if group:
+            label = group.group(1)
+            at = line.rindex(label)
+            line = line[:at] + label + r" \emph{(continued)}" + line[at + len(label) :]
+        out.append(line)
+    return out

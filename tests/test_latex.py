@@ -1,0 +1,230 @@
+"""The LaTeX exports: ASCII text pdflatex reads, two-line headers, tables that fit the page.
+
+The compile tests run Debian's pdflatex (texlive-latex-base and texlive-latex-recommended) on
+every table a report exports, each in a minimal document that loads only the packages
+``relcol.report._latex.PACKAGES`` names, and read its log: no error, nothing wider than the
+line (Overfull \\hbox) beyond a rounding tolerance, no float taller than the page. Skipped
+when pdflatex is absent, unless ``RELCOL_REQUIRE_LATEX`` is set (as ``.ci/run`` does after
+installing it): then a missing pdflatex fails.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from great_tables import GT, html
+
+import relcol
+from relcol.report._exports import _latex
+from relcol.report._latex import PACKAGES, PART_ROWS, fit_page, latex_ready, latex_text
+
+#: Overfull boxes up to this many points are rounding, not a table off the page.
+TOLERANCE_PT = 1.0
+
+
+# Text ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "latex"),
+    [
+        ("gap Δ = conf − acc", r"gap \ensuremath{\Delta} = conf \ensuremath{-} acc"),
+        ("ρ ≤ τ, d ≥ 0", r"\ensuremath{\rho} \ensuremath{\leq} \ensuremath{\tau}, d \ensuremath{\geq} 0"),
+        ("acc₀ κₑ x²", r"acc\textsubscript{0} \ensuremath{\kappa}\textsubscript{e} x\textsuperscript{2}"),
+        ("0.1–0.5 …", r"0.1--0.5 \ldots{}"),
+        ("naïve café", r'na\"{\i}ve caf\'{e}'),
+        ("p̂ · 2 × 3", r"\^{p} \ensuremath{\cdot} 2 \ensuremath{\times} 3"),
+        ("a_b & 50% {x} #1 $", r"a\_b \& 50\% \{x\} \#1 \$"),
+        ("~^\\<>|", r"\textasciitilde{}\textasciicircum{}\textbackslash{}\textless{}\textgreater{}\textbar{}"),
+        ("中\x1b", r"\textless{}U+4E2D\textgreater{}\textless{}U+001B\textgreater{}"),
+    ],
+)  # fmt: skip
+def test_text_becomes_ascii_latex(text, latex):
+    assert latex_text(text) == latex
+    assert latex_text(text).isascii()
+
+
+def test_latex_already_written_keeps_its_commands():
+    assert latex_text(r"\multicolumn{2}{c}{gap Δ} \\", special=False) == (
+        r"\multicolumn{2}{c}{gap \ensuremath{\Delta}} \\"
+    )
+
+
+def test_an_html_label_keeps_its_line_break_and_small_print():
+    """The glued header of the issue: `gaussian\\_noised = 1`."""
+    gt = GT(pl.DataFrame({"a": [1.0]})).cols_label(a=html("gaussian_noise<br><small>d = 1</small>"))
+    label = latex_ready(gt)._boxhead[0].column_label.to_latex()
+    assert label == (
+        r"\begin{tabular}[b]{@{}c@{}}gaussian\_noise \\ {\footnotesize d = 1}\end{tabular}"
+    )
+    # markup open across a break is closed before it and reopened after it
+    gt = gt.cols_label(a=html("<em>x &amp; y<br>z</em> κ<sub>e</sub><span>!</span>"))
+    label = latex_ready(gt)._boxhead[0].column_label.to_latex()
+    assert label == (
+        r"\begin{tabular}[b]{@{}c@{}}\emph{x \& y} \\ \emph{z} "
+        r"\ensuremath{\kappa}\textsubscript{e}!\end{tabular}"
+    )
+
+
+# The page --------------------------------------------------------------------------------------
+
+
+def grouped_table(groups: dict[str, int], columns: int = 4) -> GT:
+    rows = sum(groups.values())
+    frame = pl.DataFrame(
+        {
+            "group": [g for g, n in groups.items() for _ in range(n)],
+            "row": [f"row{i}" for i in range(rows)],
+            **{f"c{j}": np.arange(rows) * 0.5 + j for j in range(columns)},
+        }
+    )
+    return (
+        GT(frame, rowname_col="row", groupname_col="group", id="t")
+        .tab_header(title="A long table Δ", subtitle="ρ")
+        .fmt_number([f"c{j}" for j in range(columns)], decimals=2)
+        .tab_source_note("note")
+    )
+
+
+def parts_of(latex: str) -> list[str]:
+    return re.findall(r"\\begin\{table\}.*?\\end\{table\}", latex, flags=re.S)
+
+
+def body_rows(part: str) -> list[str]:
+    return re.findall(r"^(row\d+) &", part, flags=re.M)
+
+
+def test_a_long_table_is_split_into_parts_that_repeat_the_header_and_cut_groups():
+    latex = _latex(grouped_table({"alpha": 45, "beta": 10, "gamma": 20}))
+    parts = parts_of(latex)
+    # alpha: its heading and 29 rows, then "alpha (continued)" and 16 more; beta fits whole
+    # after them (18 + 11 <= 30); gamma (21 lines) does not fit in what is left of a part
+    # already half full, so it starts the third part
+    assert [len(body_rows(p)) for p in parts] == [29, 16 + 10, 20]
+    rows = [r for p in parts for r in body_rows(p)]
+    assert rows == [f"row{i}" for i in range(75)]  # every row once, in order
+    for index, part in enumerate(parts):
+        body = part[part.index("\n\\midrule") : part.index("\\bottomrule")]
+        lines = len(re.findall(r"\\\\(\[[^\]]*\])?\s*$", body, flags=re.M))
+        assert lines <= PART_ROWS  # body rows and group headings
+        assert part.count("\\toprule") == part.count("\\bottomrule") == 1
+        assert ("continued, part" in part) == (index > 0)
+        assert ("\nnote" in part) == (index == len(parts) - 1)  # the notes close the table
+    assert r"\multicolumn{5}{l}{alpha \emph{(continued)}}" in parts[1]
+    assert "(continued)" not in parts[2]
+    assert latex.isascii()
+
+
+def test_a_short_table_is_one_float_at_its_natural_width():
+    latex = _latex(grouped_table({"alpha": 3}))
+    assert len(parts_of(latex)) == 1 and "continued" not in latex
+    assert r"\begin{tabular}{" in latex and "tabular*" not in latex and "extracolsep" not in latex
+    # shrunk only when wider than the line
+    assert r"\ifdim\wd0>\linewidth\resizebox{\linewidth}{!}{\usebox0}\else\usebox0\fi\par" in latex
+
+
+def test_output_of_another_shape_is_left_alone():
+    assert fit_page("\\begin{tabular}{l}\nx\n\\end{tabular}\n") == (
+        "\\begin{tabular}{l}\nx\n\\end{tabular}\n"
+    )
+
+
+# pdflatex --------------------------------------------------------------------------------------
+
+
+def pdflatex() -> str:
+    binary = shutil.which("pdflatex")
+    if binary is None:
+        if os.environ.get("RELCOL_REQUIRE_LATEX"):
+            pytest.fail("RELCOL_REQUIRE_LATEX is set but pdflatex was not found")
+        pytest.skip(
+            "no pdflatex (Debian: apt-get install texlive-latex-base texlive-latex-recommended)"
+        )
+    return binary
+
+
+def compile_table(tex: Path, folder: Path) -> str:
+    """pdflatex's log for ``tex`` input into a minimal document; fails on an error."""
+    folder.mkdir(parents=True, exist_ok=True)
+    document = folder / "doc.tex"
+    document.write_text(
+        "\\documentclass{article}\n"
+        f"\\usepackage{{{','.join(PACKAGES)}}}\n"
+        "\\begin{document}\n"
+        f"\\input{{{tex.resolve().as_posix()}}}\n"
+        "\\end{document}\n",
+        encoding="ascii",
+    )
+    done = subprocess.run(
+        [pdflatex(), "-interaction=nonstopmode", "-halt-on-error", "-no-shell-escape", "doc.tex"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    log = (folder / "doc.log").read_text(encoding="latin-1")
+    errors = [line for line in log.splitlines() if line.startswith("!")]
+    assert done.returncode == 0 and not errors, f"{tex.name}: {errors[:3]}"
+    assert (folder / "doc.pdf").stat().st_size > 0
+    return log
+
+
+def assert_fits(log: str, name: str) -> None:
+    overfull = [float(p) for p in re.findall(r"Overfull \\[hv]box \(([\d.]+)pt too", log)]
+    assert all(p <= TOLERANCE_PT for p in overfull), f"{name}: overfull by {overfull} pt"
+    assert "Float too large" not in log, name
+
+
+@pytest.fixture(scope="module")
+def tiny_tables(tiny_warehouse, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("latex") / "report"
+    relcol.report(tiny_warehouse, study="tiny", out=out, bootstrap=20)
+    return out / "tables"
+
+
+@pytest.fixture(scope="module")
+def simulated_tables(tmp_path_factory) -> Path:
+    """The consistency section in full: a simulated study with its four conditions."""
+    root = tmp_path_factory.mktemp("latex-sim")
+    relcol.simulate_consistency(
+        root / "wh", name="sim", samples=60, replicates=3, families=("balanced",)
+    )
+    relcol.report(root / "wh", study="sim", out=root / "report", bootstrap=20)
+    return root / "report" / "tables"
+
+
+def test_every_table_of_the_tiny_study_compiles_and_fits(tiny_tables, tmp_path):
+    exported = sorted(tiny_tables.glob("*.tex"))
+    # every table shown has its LaTeX (none needs nanoplots in its LaTeX twin)
+    assert len(exported) == len(list(tiny_tables.glob("*.html"))) >= 15
+    for tex in exported:
+        text = tex.read_text(encoding="utf-8")
+        assert text.isascii(), tex.name
+        assert_fits(compile_table(tex, tmp_path / tex.stem), tex.name)
+    # the tables of the issue: Δ, −, ρ, τ, ≤, ₀ and the glued two-line header
+    glance = (tiny_tables / "relcol-glance.tex").read_text()
+    assert r"gap \ensuremath{\Delta}" in glance
+    assert r"\begin{tabular}[b]{@{}c@{}}gaussian\_noise \\ {\footnotesize d = 1}" in glance
+
+
+def test_every_table_of_a_simulated_study_compiles_and_fits(simulated_tables, tmp_path):
+    exported = sorted(simulated_tables.glob("*.tex"))
+    assert any(p.stem.startswith("relcol-consistency-") for p in exported)
+    for tex in exported:
+        assert_fits(compile_table(tex, tmp_path / tex.stem), tex.name)
+
+
+def test_a_long_wide_table_compiles_into_pages_that_fit(tmp_path):
+    tex = tmp_path / "long.tex"
+    tex.write_text(_latex(grouped_table({"alpha": 45, "beta": 10, "gamma": 50}, columns=16)))
+    log = compile_table(tex, tmp_path / "long")
+    assert_fits(log, "long.tex")
+    pages = int(re.search(r"Output written on .*?\((\d+) pages?", log).group(1))
+    assert pages >= 2
