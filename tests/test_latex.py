@@ -228,3 +228,19 @@ def test_a_long_wide_table_compiles_into_pages_that_fit(tmp_path):
     assert_fits(log, "long.tex")
     pages = int(re.search(r"Output written on .*?\((\d+) pages?", log).group(1))
     assert pages >= 2
+
+
+def test_every_character_latex_text_knows_compiles(tmp_path):
+    """Each mapping is a command pdflatex has with only the packages PACKAGES names."""
+    from relcol.report import _latex as module
+
+    known = (
+        "".join([*module._MATH, *module._SUBSCRIPTS, *module._SUPERSCRIPTS, *module._TEXT])
+        + "áàâãäåçéèêëíìîïñóòôõöúùûüýÿčřšžőűąęėū"
+    )
+    frame = pl.DataFrame({"text": [known[i : i + 20] for i in range(0, len(known), 20)]})
+    tex = tmp_path / "chars.tex"
+    tex.write_text(_latex(GT(frame, id="chars").tab_header(title=known[:30])))
+    assert tex.read_text().isascii()
+    log = compile_table(tex, tmp_path / "chars")
+    assert_fits(log, "chars.tex")
