@@ -23,7 +23,15 @@ from great_tables import GT, html
 
 import relcol
 from relcol.report._exports import _latex
-from relcol.report._latex import PACKAGES, PART_ROWS, fit_page, latex_ready, latex_text
+from relcol.report._latex import (
+    BLOCK_PT,
+    PACKAGES,
+    PART_ROWS,
+    column_blocks,
+    fit_page,
+    latex_ready,
+    latex_text,
+)
 
 #: Overfull boxes up to this many points are rounding, not a table off the page.
 TOLERANCE_PT = 1.0
@@ -130,6 +138,30 @@ def test_a_short_table_is_one_float_at_its_natural_width():
     assert r"\ifdim\wd0>\linewidth\resizebox{\linewidth}{!}{\usebox0}\else\usebox0\fi\par" in latex
 
 
+def test_a_wide_table_is_cut_into_blocks_of_columns_that_repeat_the_row_labels():
+    # 20 columns of "c1" … "c19" over values such as "12.50": 5 characters, 5 × 4.2 + 12 =
+    # 33 pt each, 660 pt in all; the row labels ("row74") 5 × 4.2 + 12 = 33 pt. Room beside
+    # them: 560 − 33 = 527 pt, so two blocks, of 10 columns (330 pt) each
+    gt = grouped_table({"alpha": 75}, columns=20)
+    assert BLOCK_PT == 560
+    assert column_blocks(gt.as_latex(), 20) == [range(0, 10), range(10, 20)]
+    latex = _latex(gt)
+    parts = parts_of(latex)
+    # each block split by rows too: 30 body lines a part (the heading, then 29, 29, 17 rows)
+    assert [len(body_rows(p)) for p in parts] == [29, 29, 17] * 2
+    for block, columns in ((parts[:3], range(0, 10)), (parts[3:], range(10, 20))):
+        for part in block:
+            labels = re.search(r"^  & (.*) \\\\ $", part, flags=re.M).group(1).split(" & ")
+            assert labels == [f"c{j}" for j in columns]
+        assert [r for p in block for r in body_rows(p)] == [f"row{i}" for i in range(75)]
+    assert "(columns 1--10 of 20)" in parts[0]
+    assert "(continued, columns 1--10 of 20, part 2 of 3)" in parts[1]
+    assert "(continued, columns 11--20 of 20, part 1 of 3)" in parts[3]
+    assert sum("\nnote" in p for p in parts) == 1 and "\nnote" in parts[-1]
+    # a table that fits is one block
+    assert column_blocks(grouped_table({"alpha": 3}, columns=8).as_latex(), 8) == [range(8)]
+
+
 def test_output_of_another_shape_is_left_alone():
     assert fit_page("\\begin{tabular}{l}\nx\n\\end{tabular}\n") == (
         "\\begin{tabular}{l}\nx\n\\end{tabular}\n"
@@ -150,15 +182,18 @@ def pdflatex() -> str:
     return binary
 
 
-def compile_table(tex: Path, folder: Path) -> str:
-    """pdflatex's log for ``tex`` input into a minimal document; fails on an error."""
+def compile_tables(tables: list[Path], folder: Path) -> dict[str, str]:
+    """pdflatex's log for each of ``tables``, input one after the other (each from a new
+    page) into one minimal document, by file name; fails naming the table on an error."""
     folder.mkdir(parents=True, exist_ok=True)
-    document = folder / "doc.tex"
-    document.write_text(
+    inputs = "".join(
+        f"\\clearpage\\typeout{{RELCOL-TABLE {tex.name}}}\n\\input{{{tex.resolve().as_posix()}}}\n"
+        for tex in tables
+    )
+    (folder / "doc.tex").write_text(
         "\\documentclass{article}\n"
         f"\\usepackage{{{','.join(PACKAGES)}}}\n"
-        "\\begin{document}\n"
-        f"\\input{{{tex.resolve().as_posix()}}}\n"
+        f"\\begin{{document}}\n{inputs}\\clearpage\\typeout{{RELCOL-TABLE end}}\n"
         "\\end{document}\n",
         encoding="ascii",
     )
@@ -167,13 +202,24 @@ def compile_table(tex: Path, folder: Path) -> str:
         cwd=folder,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
     )
     log = (folder / "doc.log").read_text(encoding="latin-1")
-    errors = [line for line in log.splitlines() if line.startswith("!")]
-    assert done.returncode == 0 and not errors, f"{tex.name}: {errors[:3]}"
+    # what the log says between a table's mark and the next belongs to that table (a
+    # float is output by the \clearpage before the next mark)
+    pieces = re.split(r"^RELCOL-TABLE (\S+)$", log, flags=re.M)
+    logs = dict(zip(pieces[1::2], pieces[2::2], strict=True))
+    for name, text in logs.items():
+        errors = [line for line in text.splitlines() if line.startswith("!")]
+        assert not errors, f"{name}: {errors[:3]}"
+    assert done.returncode == 0 and "end" in logs, done.stdout[-2000:]
     assert (folder / "doc.pdf").stat().st_size > 0
-    return log
+    return {name: logs[name] for name in (tex.name for tex in tables)}
+
+
+def compile_table(tex: Path, folder: Path) -> str:
+    """pdflatex's log for ``tex`` input into a minimal document; fails on an error."""
+    return compile_tables([tex], folder)[tex.name]
 
 
 def assert_fits(log: str, name: str) -> None:
@@ -205,9 +251,9 @@ def test_every_table_of_the_tiny_study_compiles_and_fits(tiny_tables, tmp_path):
     # every table shown has its LaTeX (none needs nanoplots in its LaTeX twin)
     assert len(exported) == len(list(tiny_tables.glob("*.html"))) >= 15
     for tex in exported:
-        text = tex.read_text(encoding="utf-8")
-        assert text.isascii(), tex.name
-        assert_fits(compile_table(tex, tmp_path / tex.stem), tex.name)
+        assert tex.read_text(encoding="utf-8").isascii(), tex.name
+    for name, log in compile_tables(exported, tmp_path).items():
+        assert_fits(log, name)
     # the tables of the issue: Δ, −, ρ, τ, ≤, ₀ and the glued two-line header
     glance = (tiny_tables / "relcol-glance.tex").read_text()
     assert r"gap \ensuremath{\Delta}" in glance
@@ -217,8 +263,8 @@ def test_every_table_of_the_tiny_study_compiles_and_fits(tiny_tables, tmp_path):
 def test_every_table_of_a_simulated_study_compiles_and_fits(simulated_tables, tmp_path):
     exported = sorted(simulated_tables.glob("*.tex"))
     assert any(p.stem.startswith("relcol-consistency-") for p in exported)
-    for tex in exported:
-        assert_fits(compile_table(tex, tmp_path / tex.stem), tex.name)
+    for name, log in compile_tables(exported, tmp_path).items():
+        assert_fits(log, name)
 
 
 def test_a_long_wide_table_compiles_into_pages_that_fit(tmp_path):
@@ -226,7 +272,8 @@ def test_a_long_wide_table_compiles_into_pages_that_fit(tmp_path):
     tex.write_text(_latex(grouped_table({"alpha": 45, "beta": 10, "gamma": 50}, columns=16)))
     log = compile_table(tex, tmp_path / "long")
     assert_fits(log, "long.tex")
-    pages = int(re.search(r"Output written on .*?\((\d+) pages?", log).group(1))
+    whole = (tmp_path / "long" / "doc.log").read_text(encoding="latin-1")
+    pages = int(re.search(r"Output written on .*?\((\d+) pages?", whole).group(1))
     assert pages >= 2
 
 

@@ -22,10 +22,9 @@ from pathlib import Path
 
 import polars as pl
 from great_tables import GT
-from great_tables._text import BaseText
 
 from relcol._text import printable
-from relcol.report._latex import fit_page, latex_ready, latex_text
+from relcol.report._latex import table_latex
 
 #: The folder, inside the report folder, that holds the table exports.
 FOLDER = "tables"
@@ -127,13 +126,9 @@ def _latex(gt: GT) -> str | None:
         with warnings.catch_warnings():
             # "Styles are not yet supported in LaTeX output": colours stay on the web page.
             warnings.simplefilter("ignore", UserWarning)
-            ready = latex_ready(gt)
-            latex = ready.as_latex()
+            return table_latex(gt)
     except NotImplementedError:
         return None
-    title = ready._heading.title
-    title = title.to_latex() if isinstance(title, BaseText) else latex_text(title or "")
-    return latex_text(fit_page(latex, title), special=False)
 
 
 def _data(gt: GT) -> pl.DataFrame | None:

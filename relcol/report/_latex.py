@@ -31,6 +31,7 @@ import re
 import unicodedata
 
 from great_tables import GT
+from great_tables._gt_data import ColInfoTypeEnum
 from great_tables._text import BaseText, Html
 
 #: The LaTeX packages an exported table needs.
@@ -38,6 +39,16 @@ PACKAGES = ("booktabs", "caption", "graphicx")
 
 #: The most body rows (group headings count) of one float; a longer table is split.
 PART_ROWS = 30
+
+#: The widest a table may be, in points at ``\small`` (estimated), before it is cut into
+#: blocks of columns that each repeat the row labels: about 1.6 times the 345 pt line of
+#: LaTeX's article class, so no block is shrunk below about 0.6 of its size there.
+BLOCK_PT = 560.0
+#: The estimate: an average character of ``\small`` Computer Modern, and the space
+#: (``\tabcolsep`` on both sides) around each column; within 5 % of pdflatex's widths on
+#: the report's tables.
+_CHAR_PT = 4.2
+_COLUMN_PT = 12.0
 
 _GREEK = {
     **dict(
@@ -304,6 +315,34 @@ def latex_ready(gt: GT) -> GT:
     )
 
 
+def table_latex(gt: GT) -> str:
+    """``gt`` as LaTeX that pdflatex compiles and that fits the page.
+
+    Raises what ``GT.as_latex()`` raises (NotImplementedError for nanoplots, say).
+    """
+    ready = latex_ready(gt)
+    title = ready._heading.title
+    title = title.to_latex() if isinstance(title, BaseText) else latex_text(title or "")
+    latex = ready.as_latex()
+    shown = [c.var for c in ready._boxhead if c.type == ColInfoTypeEnum.default]
+    blocks = column_blocks(latex, len(shown))
+    if len(blocks) == 1:
+        return latex_text(fit_page(latex, title), special=False)
+    pieces = []
+    for index, block in enumerate(blocks):
+        hidden = [var for at, var in enumerate(shown) if at not in block]
+        pieces.append(
+            fit_page(
+                ready.cols_hide(hidden).as_latex(),
+                title,
+                columns=f"columns {block.start + 1}--{block.stop} of {len(shown)}",
+                first=index == 0,
+                last=index == len(blocks) - 1,
+            )
+        )
+    return latex_text("".join(pieces), special=False)
+
+
 # The page -------------------------------------------------------------------------------------
 
 _BEGIN = re.compile(r"\\begin\{tabular\*?\}(\{\\linewidth\})?\{(@\{\\extracolsep\{\\fill\}\})?")
@@ -311,12 +350,22 @@ _GROUP = re.compile(r"^\\multicolumn\{\d+\}\{l\}\{(.*)\}\s*\\\\(\[[^\]]*\])?\s*$
 _ROW_END = re.compile(r"\\\\(\[[^\]]*\])?\s*$")
 
 
-def fit_page(latex: str, title: str | None = None) -> str:
+def fit_page(
+    latex: str,
+    title: str | None = None,
+    *,
+    columns: str = "",
+    first: bool = True,
+    last: bool = True,
+) -> str:
     """great-tables' LaTeX, set to fit the page (see the module's docstring).
 
     ``latex`` is the output of ``GT.as_latex()`` (a ``table`` float holding a ``tabular*``
     of the line width); ``title`` (LaTeX) heads the continued parts of a split table.
-    Output that does not have that shape is returned unchanged.
+    For one block of a table cut by columns: ``columns`` names the block ("columns 1--8
+    of 29"), ``first`` says whether it is the first (which keeps the full caption) and
+    ``last`` whether it is the last (which ends with the notes). Output that does not have
+    that shape is returned unchanged.
     """
     lines = latex.splitlines()
     try:
@@ -342,9 +391,14 @@ def fit_page(latex: str, title: str | None = None) -> str:
     out = [lines[0]]
     for index, body in enumerate(parts):
         caption = preamble
-        if index:
-            more = f" (continued, part {index + 1} of {len(parts)})"
-            caption = [rf"\caption*{{{{\large {title or ''}}}{more}}}"]
+        if index or not first:
+            said = [columns] if columns else []
+            said += [f"part {index + 1} of {len(parts)}"] if len(parts) > 1 else []
+            more = "".join(f", {bit}" for bit in said)
+            caption = [rf"\caption*{{{{\large {title or ''}}} (continued{more})}}"]
+        elif columns and preamble:
+            # the caption's closing brace is its last line
+            caption = [*preamble[:-1], rf"{{\small ({columns})}}", preamble[-1]]
         out += [
             *([] if index == 0 else [r"\end{table}", lines[0]]),
             r"\centering",
@@ -357,13 +411,70 @@ def fit_page(latex: str, title: str | None = None) -> str:
             "}%",
             r"\ifdim\wd0>\linewidth\resizebox{\linewidth}{!}{\usebox0}\else\usebox0\fi\par",
         ]
-    out += [*notes, r"\end{table}"]
+    out += [*(notes if last else []), r"\end{table}"]
     # a bar outside the column specification is text: under pdflatex's default font
     # encoding a bare | prints as a dash
     return (
         "\n".join(line if _BEGIN.match(line) else line.replace("|", r"\textbar{}") for line in out)
         + "\n"
     )
+
+
+def column_blocks(latex: str, columns: int) -> list[range]:
+    r"""The table's ``columns`` (its data columns, after the row labels) in consecutive
+    blocks of about equal estimated width, each at most :data:`BLOCK_PT` with the row
+    labels; one block when the whole table fits.
+
+    The estimate counts the visible characters of the widest cell of each column (its label
+    included; a command such as ``\ensuremath{\Delta}`` is one character, the lines of a
+    two-line label are measured apart).
+    """
+    lines = latex.splitlines()
+    try:
+        begin = next(i for i, line in enumerate(lines) if _BEGIN.match(line))
+        bottom = next(i for i in range(begin, len(lines)) if lines[i].startswith(r"\bottomrule"))
+        body_at = next(i for i in range(begin, bottom) if lines[i].startswith(r"\midrule"))
+    except StopIteration:
+        return [range(columns)]
+    rows = [lines[body_at - 1]]  # the column labels
+    rows += [
+        line
+        for line in lines[body_at:bottom]
+        if _ROW_END.search(line) and not line.startswith(r"\multicolumn")
+    ]
+    cells = [c for c in (_ROW_END.sub("", row).split(" & ") for row in rows) if len(c) > columns]
+    if not cells or columns < 2:
+        return [range(columns)]
+    stub = len(cells[0]) - columns
+    widths = [
+        max(_width(row[at]) for row in cells if len(row) == stub + columns)
+        for at in range(stub + columns)
+    ]
+    room = BLOCK_PT - sum(widths[:stub])
+    data = widths[stub:]
+    total = sum(data)
+    count = max(1, -(-total // max(room, 2 * max(data))))  # ceil; a column always fits alone
+    if count == 1:
+        return [range(columns)]
+    # each column to the block its middle falls in: consecutive, about equal widths
+    blocks: list[list[int]] = [[] for _ in range(int(count))]
+    before = 0.0
+    for at, width in enumerate(data):
+        blocks[min(int((before + width / 2) / total * count), int(count) - 1)].append(at)
+        before += width
+    return [range(b[0], b[-1] + 1) for b in blocks if b]
+
+
+def _width(cell: str) -> float:
+    r"""A cell's estimated width in points at ``\small`` (see ``column_blocks``)."""
+    cell = re.sub(r"\\begin\{tabular\}\[b\]\{@\{\}c@\{\}\}|\\end\{tabular\}", "", cell)
+    cell = re.sub(r"\\(footnotesize|small|large)\b", "", cell)
+    widest = 0
+    for line in cell.split(r"\\"):  # the lines of a two-line label
+        line = re.sub(r"\\[a-zA-Z]+\{(?=[^}])", "{", line)  # \emph{x}: only x shows
+        line = re.sub(r"\\[a-zA-Z]+(\{\})?|\\[^a-zA-Z]", "x", line)  # \Delta, \_: one
+        widest = max(widest, len(line.replace("{", "").replace("}", "").strip()))
+    return widest * _CHAR_PT + _COLUMN_PT
 
 
 def _parts(body: list[str]) -> list[list[str]]:
