@@ -14,7 +14,9 @@ an HTML label loses its tags, so a two-line header (``gaussian_noise<br><small>d
 - an HTML label keeps its line breaks (a one-column ``tabular`` inside the cell), ``<small>``,
   ``<em>``/``<i>``, ``<strong>``/``<b>``, ``<sub>`` and ``<sup>``; other tags are dropped;
 - the table is set at its natural width and shrunk to the line width only when it is wider
-  (never enlarged), and a table with more than :data:`PART_ROWS` body rows is split into
+  (never enlarged); a table wider than :data:`BLOCK_PT` (estimated) is cut into blocks of
+  columns of about equal width, each repeating the row labels and saying which columns it
+  holds; and a table with more than :data:`PART_ROWS` body rows is split into
   parts of at most that many rows, each its own float with the column headers repeated,
   preferably where a row group starts (a group cut in two repeats its heading, marked
   "continued").
