@@ -291,3 +291,22 @@ def test_every_character_latex_text_knows_compiles(tmp_path):
     assert tex.read_text().isascii()
     log = compile_table(tex, tmp_path / "chars")
     assert_fits(log, "chars.tex")
+
+
+def test_the_tables_of_multilabel_and_recalibrated_studies_compile_and_fit(tmp_path):
+    """The sections the built-in studies do not have: multi-label, per-class, recalibration."""
+    from tests.test_multilabel import random_file
+    from tests.test_recalibration import softmax_file
+
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(random_file(0, samples=80), wh, name="ml", model="m")
+    relcol.ingest_predictions(softmax_file(1, n=600), wh, name="soft", model="net")
+    relcol.recalibrate(wh, study="soft", methods=["temperature", "isotonic"], name="recal")
+    exported = []
+    for study in ("ml", "recal"):
+        relcol.report(wh, study=study, out=tmp_path / study, bootstrap=0)
+        exported += sorted((tmp_path / study / "tables").glob("*.tex"))
+    names = {p.stem for p in exported}
+    assert any("multilabel" in n for n in names) and any("recal" in n for n in names), names
+    for name, log in compile_tables(exported, tmp_path / "doc").items():
+        assert_fits(log, name)
