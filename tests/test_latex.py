@@ -27,6 +27,7 @@ from relcol.report._latex import (
     BLOCK_PT,
     PACKAGES,
     PART_ROWS,
+    _keep_columns,
     column_blocks,
     fit_page,
     latex_ready,
@@ -160,6 +161,30 @@ def test_a_wide_table_is_cut_into_blocks_of_columns_that_repeat_the_row_labels()
     assert sum("\nnote" in p for p in parts) == 1 and "\nnote" in parts[-1]
     # a table that fits is one block
     assert column_blocks(grouped_table({"alpha": 3}, columns=8).as_latex(), 8) == [range(8)]
+
+
+@pytest.mark.parametrize(
+    "block", [range(0, 3), range(3, 6), range(2, 5), range(0, 6, 2), range(5, 6)]
+)
+def test_a_block_of_columns_is_what_great_tables_writes_with_the_others_hidden(block):
+    """Blocks are cut from the LaTeX already written (rendering again per block would cost as
+    much as the first rendering each time); the cut must equal great-tables' own output."""
+    gt = (
+        grouped_table({"alpha": 3, "beta": 2}, columns=6)
+        .tab_spanner("first Δ", columns=["c0", "c1", "c2"])
+        .tab_spanner("second", columns=["c4", "c5"])
+        .cols_label(c3=html("three<br><small>d = 1</small>"))
+        .sub_missing()
+    )
+    ready = latex_ready(gt)
+    shown = [f"c{j}" for j in range(6)]
+
+    def words(latex: str) -> list[str]:
+        return [" ".join(line.split()) for line in latex.splitlines() if line.strip()]
+
+    cut = _keep_columns(ready.as_latex(), [0, *(1 + j for j in block)])
+    hidden = ready.cols_hide([c for j, c in enumerate(shown) if j not in block]).as_latex()
+    assert cut is not None and words(cut) == words(hidden)
 
 
 def test_output_of_another_shape_is_left_alone():

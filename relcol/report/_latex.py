@@ -331,11 +331,14 @@ def table_latex(gt: GT) -> str:
     if len(blocks) == 1:
         return latex_text(fit_page(latex, title), special=False)
     pieces = []
+    stub = _stub_columns(latex, len(shown))
     for index, block in enumerate(blocks):
-        hidden = [var for at, var in enumerate(shown) if at not in block]
+        part = _keep_columns(latex, [*range(stub), *(stub + at for at in block)])
+        if part is None:  # a shape the slicing does not know: let great-tables redo it
+            part = ready.cols_hide([v for at, v in enumerate(shown) if at not in block]).as_latex()
         pieces.append(
             fit_page(
-                ready.cols_hide(hidden).as_latex(),
+                part,
                 title,
                 columns=f"columns {block.start + 1}--{block.stop} of {len(shown)}",
                 first=index == 0,
@@ -465,6 +468,79 @@ def column_blocks(latex: str, columns: int) -> list[range]:
         blocks[min(int((before + width / 2) / total * count), int(count) - 1)].append(at)
         before += width
     return [range(b[0], b[-1] + 1) for b in blocks if b]
+
+
+_SPAN = re.compile(r"^\\multicolumn\{(\d+)\}")
+_CMIDRULE = re.compile(r"\\cmidrule(\([a-z]*\))?\{(\d+)-(\d+)\}")
+_COLUMN_SPEC = re.compile(r"([lcr])(\|*)")
+
+
+def _stub_columns(latex: str, columns: int) -> int:
+    """How many LaTeX columns come before the ``columns`` data columns (the row labels)."""
+    spec = _BEGIN.sub("", next(line for line in latex.splitlines() if _BEGIN.match(line)))
+    return len(_COLUMN_SPEC.findall(spec.rstrip("}"))) - columns
+
+
+def _keep_columns(latex: str, keep: list[int]) -> str | None:
+    r"""great-tables' LaTeX with only the columns ``keep`` (0-based, row labels included):
+    the column specification, every row (a cell spanning several columns spans those it
+    keeps; one that keeps none goes) and the ``\cmidrule`` under the spanners. None when
+    the table has a shape this does not read (then great-tables renders the block itself).
+    Slicing the text once written costs nothing; rendering the table again per block costs
+    as much as the first rendering each time.
+    """
+    lines = latex.splitlines()
+    try:
+        start = next(i for i, line in enumerate(lines) if _BEGIN.match(line))
+        bottom = next(i for i in range(start, len(lines)) if lines[i].startswith(r"\bottomrule"))
+    except StopIteration:
+        return None
+    head = _BEGIN.match(lines[start]).group(0)
+    spec = lines[start][len(head) :]
+    letters = _COLUMN_SPEC.findall(spec[:-1]) if spec.endswith("}") else []
+    if "".join(a + b for a, b in letters) != spec[:-1]:
+        return None
+    total = len(letters)
+    new = {old: at for at, old in enumerate(sorted(keep))}
+    out = [
+        *lines[:start],
+        head + "".join(a + b for i, (a, b) in enumerate(letters) if i in new) + "}",
+    ]
+    body_at = next(
+        i for i in range(start, bottom + 1) if lines[i].startswith((r"\midrule", r"\bottomrule"))
+    )
+    for row in range(start + 1, bottom):
+        line = lines[row]
+        if _CMIDRULE.search(line):
+            rules = []
+            for rule in _CMIDRULE.finditer(line):
+                kept = [
+                    new[i - 1] + 1 for i in range(int(rule[2]), int(rule[3]) + 1) if i - 1 in new
+                ]
+                if kept:
+                    rules.append(rf"\cmidrule{rule[1] or ''}{{{kept[0]}-{kept[-1]}}}")
+            if rules:
+                out.append(" ".join(rules))
+            continue
+        end = _ROW_END.search(line)
+        if not end:
+            out.append(line)
+            continue
+        cells, at, kept_cells = line[: end.start()].split(" & "), 0, []
+        for cell in cells:
+            span = int(_SPAN.match(cell.lstrip())[1]) if _SPAN.match(cell.lstrip()) else 1
+            kept = sum(1 for i in range(at, at + span) if i in new)
+            if kept and span > 1:
+                cell = _SPAN.sub(rf"\\multicolumn{{{kept}}}", cell.lstrip(), count=1)
+            if kept:
+                kept_cells.append(cell)
+            at += span
+        if at != total:
+            return None
+        if row < body_at and not "".join(kept_cells).strip():
+            continue  # a spanner row with no spanner over these columns
+        out.append(" & ".join(kept_cells).rstrip() + " " + line[end.start() :])
+    return "\n".join([*out, *lines[bottom:]]) + "\n"
 
 
 def _width(cell: str) -> float:
