@@ -84,3 +84,4 @@ def consistency(
             f"simulated study {result.study!r}, run {result.run_id}, to {result.warehouse} "
             f"in {result.seconds:.1f} s"
         )
+        say(f"report: relcol report --study {result.study}")

@@ -190,6 +190,12 @@ def test_the_command_writes_a_study_and_refuses_bad_options(tmp_path):
         [*cmd, "--replicates", "1"], capture_output=True, text=True, env=env, timeout=300
     )
     assert bad.returncode == 2 and "replicates" in bad.stderr
+    plain = subprocess.run(
+        [*cmd, "--name", "s2", "--samples", "5", "--replicates", "2"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.splitlines()[-1] == "report: relcol report --study s2"
     again = subprocess.run(
         [*cmd, "--name", "s1", "--samples", "30"],
         capture_output=True,
