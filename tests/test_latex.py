@@ -247,6 +247,14 @@ def compile_table(tex: Path, folder: Path) -> str:
     return compile_tables([tex], folder)[tex.name]
 
 
+def assert_clean(tex: Path) -> None:
+    """ASCII only, and no HTML tag printed as text (a label's markup lost on the way)."""
+    text = tex.read_text(encoding="utf-8")
+    assert text.isascii(), tex.name
+    leaked = re.findall(r"\\textless\{\}/?(?:br|span|small|em|sub|sup|strong|b|i|div|p)\b", text)
+    assert not leaked, (tex.name, leaked)
+
+
 def assert_fits(log: str, name: str) -> None:
     overfull = [float(p) for p in re.findall(r"Overfull \\[hv]box \(([\d.]+)pt too", log)]
     assert all(p <= TOLERANCE_PT for p in overfull), f"{name}: overfull by {overfull} pt"
@@ -276,7 +284,7 @@ def test_every_table_of_the_tiny_study_compiles_and_fits(tiny_tables, tmp_path):
     # every table shown has its LaTeX (none needs nanoplots in its LaTeX twin)
     assert len(exported) == len(list(tiny_tables.glob("*.html"))) >= 15
     for tex in exported:
-        assert tex.read_text(encoding="utf-8").isascii(), tex.name
+        assert_clean(tex)
     for name, log in compile_tables(exported, tmp_path).items():
         assert_fits(log, name)
     # the tables of the issue: Δ, −, ρ, τ, ≤, ₀ and the glued two-line header
@@ -288,6 +296,8 @@ def test_every_table_of_the_tiny_study_compiles_and_fits(tiny_tables, tmp_path):
 def test_every_table_of_a_simulated_study_compiles_and_fits(simulated_tables, tmp_path):
     exported = sorted(simulated_tables.glob("*.tex"))
     assert any(p.stem.startswith("relcol-consistency-") for p in exported)
+    for tex in exported:
+        assert_clean(tex)
     for name, log in compile_tables(exported, tmp_path).items():
         assert_fits(log, name)
 
@@ -333,5 +343,7 @@ def test_the_tables_of_multilabel_and_recalibrated_studies_compile_and_fit(tmp_p
         exported += sorted((tmp_path / study / "tables").glob("*.tex"))
     names = {p.stem for p in exported}
     assert any("multilabel" in n for n in names) and any("recal" in n for n in names), names
+    for tex in exported:
+        assert_clean(tex)
     for name, log in compile_tables(exported, tmp_path / "doc").items():
         assert_fits(log, name)
