@@ -47,6 +47,13 @@ memory_limit_option = click.option(
     help="Stop a query that runs longer than this (default: relcol.store.QUERY_TIMEOUT, 600; "
     "0: no limit).",
 )
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Rows a table shows (default: 100; 0: all; csv and json always write every row).",
+)
 @memory_limit_option
 @study_scope_option
 @warehouse_option
@@ -54,6 +61,7 @@ memory_limit_option = click.option(
 def sql(
     query: str,
     fmt: str,
+    limit: int | None,
     bins: int,
     unsafe: bool,
     timeout: float | None,
@@ -62,6 +70,9 @@ def sql(
     warehouse: str | None,
 ) -> None:
     """Answer an ad-hoc SQL query over the views (predictions, calibration, calibration_bins, runs, ...).
+
+    A table shows the first 100 rows (--limit) and the columns that fit the terminal's width
+    (COLUMNS sets it), and says on stderr what it leaves out; csv and json write everything.
 
     Only reading statements run (SELECT, DESCRIBE, SUMMARIZE, EXPLAIN of a SELECT), only the
     warehouse's files can be read, and nothing can be written, unless --unsafe is given.
@@ -72,8 +83,6 @@ def sql(
       relcol sql "SELECT model, corruption, severity, ece FROM calibration ORDER BY ALL"
       relcol sql --study tiny "SELECT * FROM consistency WHERE axis = 'seed'"
     """
-    import polars as pl
-
     import relcol
 
     limits = {} if timeout is None else {"timeout": timeout or None}
@@ -85,8 +94,13 @@ def sql(
     elif fmt == "json":
         say(frame.write_json(), data=True)
     else:
-        with pl.Config(tbl_rows=100, tbl_cols=-1, tbl_width_chars=200, fmt_str_lengths=60):
-            say(frame)
+        from relcol.report._terminal import SQL_ROWS, frame_text
+
+        rows = SQL_ROWS if limit is None else (limit or None)
+        text, notes = frame_text(frame, limit=rows, width=shutil.get_terminal_size().columns)
+        say(text)
+        for note in notes:
+            say(f"relcol: {note}", err=True)
 
 
 @click.command()

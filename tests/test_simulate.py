@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -189,6 +190,12 @@ def test_the_command_writes_a_study_and_refuses_bad_options(tmp_path):
         [*cmd, "--replicates", "1"], capture_output=True, text=True, env=env, timeout=300
     )
     assert bad.returncode == 2 and "replicates" in bad.stderr
+    plain = subprocess.run(
+        [*cmd, "--name", "s2", "--samples", "5", "--replicates", "2"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.splitlines()[-1] == "report: relcol report --study s2"
     again = subprocess.run(
         [*cmd, "--name", "s1", "--samples", "30"],
         capture_output=True,
@@ -197,3 +204,58 @@ def test_the_command_writes_a_study_and_refuses_bad_options(tmp_path):
         timeout=300,
     )
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "already" in again.stderr
+
+
+# The report ---------------------------------------------------------------------------------------
+
+
+def test_the_report_shows_the_metrics_that_separate_the_conditions(tmp_path):
+    """At the same accuracy, churn tells dependent from independent errors and EC_l and κₑ
+    tell a fixed error set from a variable one; the report's consistency tables show all
+    three, with the values of ``consistency``."""
+    sim = SMALL._replace(name="sim", families=("balanced",), error_rates=(0.0, 0.4))
+    relcol.simulate_consistency(tmp_path / "wh", **sim.__dict__)
+    tables = relcol.report(tmp_path / "wh", study="sim", out=tmp_path / "r", bootstrap=0)
+    folder = tmp_path / "r" / "tables"
+    shown = {}
+    for page in folder.glob("relcol-consistency-*.html"):
+        model = re.search(r"<title>Consistency: (.*?)</title>", page.read_text()).group(1)
+        shown[model] = pl.read_parquet(page.with_suffix(".parquet")).row(
+            by_predicate=pl.col("severity") == 0.4, named=True
+        )
+    assert set(shown) == {f"sim:{c}" for c in CONDITIONS}
+    assert all(
+        set(row) == {"severity", "accuracy", "consistently_correct_seed", "churn_seed",
+                     "ec_l_seed", "kappa_error_seed"}
+        for row in shown.values()
+    )  # fmt: skip
+    expected = (
+        consistency(simulate_consistency(sim))
+        .collect()
+        .filter(pl.col("severity") == 0.4)
+        .select("model", "accuracy", "churn", "ec_l", "kappa_error")
+    )
+    for row in expected.iter_rows(named=True):
+        got = shown[row["model"]]
+        for metric in ("churn", "ec_l", "kappa_error"):
+            assert got[f"{metric}_seed"] == pytest.approx(row[metric], abs=1e-12)
+        assert got["accuracy"] == pytest.approx(row["accuracy"], abs=1e-12)
+    churn = {m: r["churn_seed"] for m, r in shown.items()}
+    ec_l = {m: r["ec_l_seed"] for m, r in shown.items()}
+    kappa = {m: r["kappa_error_seed"] for m, r in shown.items()}
+    # the same error budget, so accuracy does not tell them apart ...
+    assert (
+        max(r["accuracy"] for r in shown.values()) - min(r["accuracy"] for r in shown.values())
+        < 0.05
+    )
+    # ... churn splits dependent from independent errors ...
+    assert max(churn["sim:dependent-fixed"], churn["sim:dependent-variable"]) + 0.15 < min(
+        churn["sim:independent-fixed"], churn["sim:independent-variable"]
+    )
+    # ... and the error overlap a fixed error set from a variable one, at either dependence
+    for dependence in ("dependent", "independent"):
+        assert ec_l[f"sim:{dependence}-fixed"] > ec_l[f"sim:{dependence}-variable"] + 0.1
+        assert kappa[f"sim:{dependence}-fixed"] > kappa[f"sim:{dependence}-variable"] + 0.1
+    assert abs(kappa["sim:independent-variable"]) < 0.05  # errors independent: κₑ ≈ 0
+    html = tables.html.read_text()
+    assert "EC<sub>l</sub>" in html and "κ<sub>e</sub>" in html

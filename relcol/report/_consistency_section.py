@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from html import escape
 
 import polars as pl
-from great_tables import GT
+from great_tables import GT, html
 
 from relcol.analysis._frames import require_columns, sort_by_appearance
 from relcol.report._figures import (
@@ -28,6 +28,8 @@ from relcol.report._tables import table_html
 
 _AXES = {"seed": "across training seeds", "repeat": "across corruption repeats"}
 _PER = {"seed": "training seeds per repeat", "repeat": "corruption repeats per seed"}
+#: Columns of ``consistency`` on whether replicates err on the same samples, and their labels.
+_OVERLAP = {"ec_l": html("EC<sub>l</sub>"), "kappa_error": html("κ<sub>e</sub>")}
 _SCORES = {
     "stability": "stability S",
     "resilience": "resilience R",
@@ -90,7 +92,11 @@ def _consistency(table: pl.DataFrame, styles: Styles) -> str:
         f"replicates predict different classes (1 − PA, averaged over replicate pairs); here "
         f"{escape(replicates)}. A model can be 80 % accurate in every run and still get a "
         "different fifth wrong each time: then accuracy stays high while the consistently "
-        "correct share falls. At severity 0 every corruption is the identity, so the repeats of "
+        "correct share falls. Whether two replicates err on the same samples: EC<sub>l</sub>, "
+        "the overlap of their error sets (|both wrong| / |either wrong|; 1 when neither errs), "
+        "and κ<sub>e</sub>, the agreement of their right/wrong outcomes beyond what their "
+        "accuracies alone would give by chance (0: errors independent of each other, 1: the "
+        "same errors). Churn tells whether they also predict the same wrong class. At severity 0 every corruption is the identity, so the repeats of "
         "a seed hold the same predictions and churn across repeats is 0 there by construction.</p>"
     )
     wide = _by_axis(table, axes)
@@ -140,6 +146,7 @@ def _by_axis(table: pl.DataFrame, axes: list[str]) -> pl.DataFrame:
                 *keys,
                 pl.col("consistently_correct").alias(f"consistently_correct_{axis}"),
                 pl.col("churn").alias(f"churn_{axis}"),
+                *(pl.col(c).alias(f"{c}_{axis}") for c in _OVERLAP if c in table.columns),
             ),
             on=keys,
             how="left",
@@ -161,7 +168,11 @@ def _model_table(frame: pl.DataFrame, model: str, index: str, axes: list[str], s
     gt = (
         GT(shown, rowname_col="severity", groupname_col="__group", id=f"relcol-consistency-{index}")
         .tab_header(
-            title=f"Consistency: {model}", subtitle="accuracy vs consistently correct share; churn"
+            title=f"Consistency: {model}",
+            subtitle=html(
+                "accuracy vs consistently correct share; churn; error overlap EC<sub>l</sub>, "
+                "κ<sub>e</sub>"
+            ),
         )
         .tab_stubhead("d")
         .cols_label(accuracy="mean accuracy")
@@ -170,10 +181,9 @@ def _model_table(frame: pl.DataFrame, model: str, index: str, axes: list[str], s
         .sub_missing(missing_text="–")
     )
     for axis in axes:
-        cols = [f"consistently_correct_{axis}", f"churn_{axis}"]
-        gt = gt.cols_label(**{cols[0]: "consistently correct", cols[1]: "churn"}).tab_spanner(
-            _AXES[axis], columns=cols
-        )
+        labels = {"consistently_correct": "consistently correct", "churn": "churn", **_OVERLAP}
+        cols = {f"{c}_{axis}": label for c, label in labels.items() if f"{c}_{axis}" in shown}
+        gt = gt.cols_label(**cols).tab_spanner(_AXES[axis], columns=list(cols))
     return gt
 
 

@@ -5,7 +5,8 @@ While a page renders (:func:`collecting`), each great-tables table that goes thr
 ``tables/<id>.html``, ``.tex``, ``.csv`` and ``.parquet``, and ``write_report`` writes
 them. The CSV and Parquet files hold the table's own rows (the frame given to great-tables,
 without its helper columns), so a table can be rebuilt in a spreadsheet or a notebook;
-LaTeX comes from ``GT.as_latex()`` and is left out where great-tables cannot write it
+LaTeX comes from ``GT.as_latex()``, made into ASCII that pdflatex compiles and set to fit
+the page (``relcol.report._latex``), and is left out where great-tables cannot write it
 (nanoplots, for instance) unless a plainer twin of the table is registered for it.
 """
 
@@ -23,6 +24,7 @@ import polars as pl
 from great_tables import GT
 
 from relcol._text import printable
+from relcol.report._latex import table_latex
 
 #: The folder, inside the report folder, that holds the table exports.
 FOLDER = "tables"
@@ -55,7 +57,7 @@ class Exports:
                 "html": lambda p, t=table: p.write_text(printable(_page(t)), encoding="utf-8"),
             }
             if table.latex is not None:
-                files["tex"] = lambda p, t=table: p.write_text(printable(t.latex), encoding="utf-8")
+                files["tex"] = lambda p, t=table: p.write_text(t.latex, encoding="ascii")
             if table.data is not None:
                 files["csv"] = lambda p, t=table: flat(t.data).write_csv(p)
                 files["parquet"] = lambda p, t=table: t.data.write_parquet(p)
@@ -119,11 +121,12 @@ def _title(gt: GT) -> str | None:
 
 
 def _latex(gt: GT) -> str | None:
+    """The table as LaTeX that pdflatex compiles and that fits the page (see ``_latex``)."""
     try:
         with warnings.catch_warnings():
             # "Styles are not yet supported in LaTeX output": colours stay on the web page.
             warnings.simplefilter("ignore", UserWarning)
-            return gt.as_latex()
+            return table_latex(gt)
     except NotImplementedError:
         return None
 
