@@ -15,6 +15,7 @@ _STUDY_OPTIONS = {"jobs": "--jobs", "backend": "--backend", "max_rows": "--max-r
 _PREDICTION_OPTIONS = {
     "name": "--name",
     "columns": "--column",
+    "period": "--period",
     "classes": "--classes",
     "model": "--model",
     "dataset": "--dataset",
@@ -46,7 +47,13 @@ _PREDICTION_OPTIONS = {
     help="The file's column for a role, e.g. y_true=true_label; repeat for more. Roles: y_true, "
     "y_pred, confidence, confidence:<method> (another score: the model <model>:<method>), "
     "probability (multi-label P(present)), proba (a list column), sample_id, label, model, "
-    "dataset, corruption, severity, seed, repeat, agreement, split, y_clean.",
+    "dataset, corruption, severity, seed, repeat, agreement, split, period, y_clean.",
+)
+@click.option(
+    "--period",
+    metavar="COLUMN",
+    help="The file's collection-period column (a week, a date, a number): the axis of "
+    "`relcol monitor` (same as --column period=COLUMN).",
 )
 @click.option(
     "--classes",
@@ -277,7 +284,7 @@ def _ingest_predictions(
         path,
         warehouse,
         name=reading["name"],
-        columns=parse_columns(reading["columns"]),
+        columns=parse_columns(reading["columns"] + _period_item(reading["period"])),
         classes=reading["classes"],
         model=reading["model"],
         dataset=reading["dataset"],
@@ -305,6 +312,11 @@ def _ingest_predictions(
             "--column ROLE=COLUMN",
             err=True,
         )
+
+
+def _period_item(column: str | None) -> tuple[str, ...]:
+    """``--period COLUMN`` as the ``--column`` item it abbreviates."""
+    return () if column is None else (f"period={column}",)
 
 
 def parse_columns(items: tuple[str, ...] | list[str]) -> dict[str, str]:
