@@ -41,6 +41,9 @@ _LAZY = {
     "recalibrate": "relcol._api",
     "recalibration": "relcol._api",
     "read_predictions": "relcol.data",
+    "monitor": "relcol.analysis._monitoring",
+    "MonitorResult": "relcol.analysis._monitoring",
+    "MonitorRules": "relcol.analysis._monitoring",
     "RelcolError": "relcol.errors",
     "Warehouse": "relcol.store",
     "IngestResult": "relcol.study",
@@ -51,6 +54,8 @@ _LAZY = {
 __all__ = [
     "ExampleResult",
     "IngestResult",
+    "MonitorResult",
+    "MonitorRules",
     "PredictionsResult",
     "RecalibrationResult",
     "RelcolError",
@@ -64,6 +69,7 @@ __all__ = [
     "ingest",
     "ingest_predictions",
     "load_study",
+    "monitor",
     "multilabel",
     "multilabel_bins",
     "open_warehouse",
@@ -98,6 +104,7 @@ if TYPE_CHECKING:
         scorecard,
         simulate_consistency,
     )
+    from relcol.analysis._monitoring import MonitorResult, MonitorRules, monitor
     from relcol.data import read_predictions
     from relcol.errors import RelcolError
     from relcol.store import Warehouse

@@ -42,6 +42,7 @@ VIEWS = (
     "multilabel",
     "consistency",
     "consistency_samples",
+    "monitoring",
 )
 
 #: Macros; each is ``sql/macros/<name>.sql``.
