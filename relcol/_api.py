@@ -37,6 +37,7 @@ from relcol._external import (  # noqa: F401
     recalibration,
 )
 from relcol.analysis._bins import figure_tables, risk_coverage
+from relcol.analysis._monitoring import monitoring_tables
 from relcol.analysis._scorecard import corruption_error
 from relcol.analysis._scorecard import scorecard as _scorecard
 from relcol.analysis._statistical import statistical_tables
@@ -301,6 +302,7 @@ def report_tables(
             bootstrap=pl.lit(bootstrap, pl.Int32)
         )
     tables |= _consistency_tables(wh, study, tables["calibration"], cells, card)
+    tables |= monitoring_tables(wh, study, bins=bins, replicates=bootstrap, alpha=alpha, seed=seed)
     return tables | figure_tables(tables, cells)
 
 
@@ -472,7 +474,9 @@ def _report_content(wh: Warehouse, study: str, settings: dict):
 
 def _cannot_write_report(out_dir: Path, exc: OSError) -> str:
     where = f" ({exc.filename})" if exc.filename else ""
-    return f"cannot write the report to {out_dir}: {exc.strerror or exc}{where}; nothing was changed"
+    return (
+        f"cannot write the report to {out_dir}: {exc.strerror or exc}{where}; nothing was changed"
+    )
 
 
 def _warehouse(warehouse: Warehouse | str | os.PathLike[str] | None) -> Warehouse:

@@ -547,6 +547,25 @@ def monitor(
     return MonitorResult(study, baseline, metrics, alerts(rows, rules, baseline=baseline), rules)
 
 
+def monitoring_tables(
+    wh: Warehouse,
+    study: str,
+    *,
+    bins: int = 15,
+    replicates: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> dict[str, pl.DataFrame]:
+    """The report's tables: ``monitoring`` (per-period metrics) and ``monitoring_alerts``
+    (every check, default thresholds) when the study has two periods or more, else none."""
+    rows = monitor_rows(wh, study)
+    if rows.is_empty() or rows.get_column("period").n_unique() < 2:
+        return {}
+    rules = Rules(alpha=alpha, bins=bins, seed=seed)
+    metrics = period_metrics(rows, bins=bins, replicates=replicates, alpha=alpha, seed=seed)
+    return {"monitoring": metrics, "monitoring_alerts": alerts(rows, rules)}
+
+
 # -- simulation with known truth --------------------------------------------------------------
 
 
