@@ -156,7 +156,10 @@ def period_rows(predictions: pl.LazyFrame, annotations: pl.LazyFrame) -> pl.Data
     periods = annotations.filter(pl.col("period").is_not_null()).select(*key, "period")
     rows = predictions.join(periods, on=key, how="inner", nulls_equal=True).collect()
     order = period_order(rows.get_column("period").unique().to_list())
-    lookup = pl.DataFrame({"period": order, "period_index": np.arange(len(order), dtype=np.int32)})
+    lookup = pl.DataFrame(
+        {"period": order, "period_index": np.arange(len(order), dtype=np.int32)},
+        schema={"period": pl.String, "period_index": pl.Int32},
+    )
     return rows.join(lookup, on="period", how="left")
 
 
@@ -359,6 +362,21 @@ def holm(p_values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _check_resolution(rows: pl.DataFrame, rules: Rules, baseline: str | None) -> None:
+    """Refuse permutations too few for any calibration check to reject: the smallest
+    permutation p-value is 1/(P + 1), which Holm multiplies by the stream's number of checks."""
+    periods = rows.group_by(STREAM).agg(pl.col("period").n_unique()).get_column("period")
+    checks = len(CHECKS) * max(int(periods.max() or 1) - 1, 1)
+    family = checks if rules.correction == "holm" else 1
+    if family / (rules.permutations + 1) > rules.alpha:
+        need = int(np.ceil(family / rules.alpha)) - 1
+        raise ParameterError(
+            f"permutations {rules.permutations} cannot reject: the smallest p-value is "
+            f"1/{rules.permutations + 1}, and {family} checks at alpha {rules.alpha:g} need "
+            f"permutations >= {need}"
+        )
+
+
 #: Columns of ``alerts``.
 ALERT_COLUMNS = (
     *STREAM,
@@ -383,6 +401,7 @@ def alerts(
     change, the rule's threshold, the p-value, its adjustment and whether the alert fires
     (columns ``ALERT_COLUMNS``). ``baseline`` names the baseline period (default: each
     stream's first); a stream without it, or with only the baseline, has no rows."""
+    _check_resolution(rows, rules, baseline)
     out = []
     for stream, part in rows.partition_by(list(STREAM), as_dict=True, maintain_order=True).items():
         order = part.select("period", "period_index").unique().sort("period_index")

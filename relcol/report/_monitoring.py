@@ -13,7 +13,7 @@ from html import escape
 import polars as pl
 from great_tables import GT
 
-from relcol.analysis._monitoring import STREAM
+from relcol.analysis._monitoring import ALERT_COLUMNS, STREAM
 from relcol.report._figures import figure_svg
 from relcol.report._layout import figure, section
 from relcol.report._tables import table_html
@@ -27,6 +27,8 @@ _METRICS = {
     "brier_top": "Brier",
     "auroc": "AUROC",
 }
+#: The columns of a check shown (the stream is the row group).
+_SHOWN_CHECK_COLUMNS = [c for c in ALERT_COLUMNS if c not in (*STREAM, "baseline", "period_index")]
 _CHECKS = {
     "ece_rise": "ECE rise",
     "mce_rise": "MCE rise",
@@ -192,18 +194,7 @@ def _checks_gt(checks: pl.DataFrame) -> GT:
     )
     gt = (
         GT(
-            shown.select(
-                "stream",
-                "period",
-                "check",
-                "baseline_value",
-                "period_value",
-                "change",
-                "threshold",
-                "p_value",
-                "p_adjusted",
-                "alert",
-            ),
+            shown.select("stream", *_SHOWN_CHECK_COLUMNS),
             groupname_col="stream",
             id="relcol-monitoring-alerts",
         )
