@@ -160,6 +160,17 @@ def test_period_order_puts_numbers_first_in_numeric_order():
     assert period_order(["10", "9", "b", "a", "2.5", "nan"]) == ["2.5", "9", "10", "a", "b", "nan"]
 
 
+def test_the_view_orders_periods_as_python_does(tmp_path):
+    periods = ["10", "9", "b", "1e3", "2.5", "a", "1.0", "1"]
+    frame = pl.concat([weekly_frame().head(1)] * len(periods)).with_columns(week=pl.Series(periods))
+    assert ingest(tmp_path, frame, "--period", "week").exit_code == 0
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    view = wh.sql("SELECT period, period_index FROM monitoring ORDER BY period_index")
+    assert view["period"].to_list() == period_order(periods)
+    assert view["period"].to_list() == ["1", "1.0", "2.5", "9", "10", "1e3", "a", "b"]
+    assert view["period_index"].to_list() == list(range(len(periods)))
+
+
 def test_the_view_and_the_metrics_match_a_hand_worked_example(tmp_path):
     assert ingest(tmp_path, weekly_frame(), "--period", "week").exit_code == 0
     wh = relcol.open_warehouse(tmp_path / "wh")

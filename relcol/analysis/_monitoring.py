@@ -40,6 +40,7 @@ with known truth (``tests/test_monitoring.py`` holds the false-alarm rates and p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -129,8 +130,13 @@ MonitorRules = Rules
 # -- periods ----------------------------------------------------------------------------------
 
 
+#: A period that is a number: plain decimal notation, no spaces (the view uses the same).
+NUMBER = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?")
+
+
 def period_order(periods: Sequence[str]) -> list[str]:
-    """The distinct periods in monitoring order: numbers numerically, then text.
+    """The distinct periods in monitoring order: numbers (``NUMBER``) numerically, then the
+    others in text order (ties between equal numbers, ``1`` and ``1.0``, by text).
 
     Examples
     --------
@@ -139,11 +145,7 @@ def period_order(periods: Sequence[str]) -> list[str]:
     """
 
     def key(p: str) -> tuple[int, float, str]:
-        try:
-            number = float(p)
-        except ValueError:
-            return (1, 0.0, p)
-        return (0, number, p) if np.isfinite(number) else (1, 0.0, p)
+        return (0, float(p), p) if NUMBER.fullmatch(p) else (1, 0.0, p)
 
     return sorted(set(periods), key=key)
 
@@ -362,18 +364,27 @@ def holm(p_values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _check_resolution(rows: pl.DataFrame, rules: Rules, baseline: str | None) -> None:
-    """Refuse permutations too few for any calibration check to reject: the smallest
-    permutation p-value is 1/(P + 1), which Holm multiplies by the stream's number of checks."""
+def _family(rows: pl.DataFrame, correction: str) -> int:
+    """How many p-values one adjustment covers: a stream's checks with Holm, else 1."""
     periods = rows.group_by(STREAM).agg(pl.col("period").n_unique()).get_column("period")
     checks = len(CHECKS) * max(int(periods.max() or 1) - 1, 1)
-    family = checks if rules.correction == "holm" else 1
-    if family / (rules.permutations + 1) > rules.alpha:
-        need = int(np.ceil(family / rules.alpha)) - 1
+    return checks if correction == "holm" else 1
+
+
+def needed_permutations(rows: pl.DataFrame, alpha: float, correction: str = "holm") -> int:
+    """The fewest permutations with which every calibration check can reject: the smallest
+    permutation p-value is 1/(P + 1), which Holm multiplies by the stream's number of checks."""
+    return int(np.ceil(_family(rows, correction) / alpha - 1e-9)) - 1
+
+
+def _check_resolution(rows: pl.DataFrame, rules: Rules) -> None:
+    """Refuse permutations too few for any calibration check to reject."""
+    need = needed_permutations(rows, rules.alpha, rules.correction)
+    if rules.permutations < need:
         raise ParameterError(
             f"permutations {rules.permutations} cannot reject: the smallest p-value is "
-            f"1/{rules.permutations + 1}, and {family} checks at alpha {rules.alpha:g} need "
-            f"permutations >= {need}"
+            f"1/{rules.permutations + 1}, and {_family(rows, rules.correction)} checks at "
+            f"alpha {rules.alpha:g} need permutations >= {need}"
         )
 
 
@@ -401,7 +412,7 @@ def alerts(
     change, the rule's threshold, the p-value, its adjustment and whether the alert fires
     (columns ``ALERT_COLUMNS``). ``baseline`` names the baseline period (default: each
     stream's first); a stream without it, or with only the baseline, has no rows."""
-    _check_resolution(rows, rules, baseline)
+    _check_resolution(rows, rules)
     out = []
     for stream, part in rows.partition_by(list(STREAM), as_dict=True, maintain_order=True).items():
         order = part.select("period", "period_index").unique().sort("period_index")
@@ -576,11 +587,13 @@ def monitoring_tables(
     seed: int = 0,
 ) -> dict[str, pl.DataFrame]:
     """The report's tables: ``monitoring`` (per-period metrics) and ``monitoring_alerts``
-    (every check, default thresholds) when the study has two periods or more, else none."""
+    (every check, default thresholds; at least 999 permutations, more when the stream's
+    number of checks and ``alpha`` need them) when the study has two periods or more."""
     rows = monitor_rows(wh, study)
     if rows.is_empty() or rows.get_column("period").n_unique() < 2:
         return {}
-    rules = Rules(alpha=alpha, bins=bins, seed=seed)
+    permutations = max(Rules.permutations, needed_permutations(rows, alpha))
+    rules = Rules(alpha=alpha, bins=bins, seed=seed, permutations=permutations)
     metrics = period_metrics(rows, bins=bins, replicates=replicates, alpha=alpha, seed=seed)
     return {"monitoring": metrics, "monitoring_alerts": alerts(rows, rules)}
 

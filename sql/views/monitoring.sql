@@ -3,7 +3,8 @@
 -- Grain: one row per stream (study, dataset, model, corruption, severity, label) × period, for
 --   the rows whose ingested file had a period column (annotations.period).
 -- Columns: the stream keys, period (text), period_index (0-based position of the period among
---   the study's periods: numbers in numeric order, then text in text order), baseline (the
+--   the study's periods: plain decimal numbers in numeric order, then the others in text
+--   order; ties between equal numbers by text), baseline (the
 --   stream's first period), n (BIGINT), accuracy, mean_confidence, gap = mean_confidence −
 --   accuracy, ece = Σₘ |Σz − Σc| / n and mce = maxₘ |Σz − Σc| / nₘ on equal-width bins,
 --   brier_top = (1/n) Σ (c − z)², ece_change and mce_change (the period's value minus the
@@ -50,17 +51,25 @@ periods AS (
     FROM binned
     GROUP BY study, dataset, model, corruption, severity, label, period
 ),
+numbered AS (
+    -- a period is a number in plain decimal notation (as relcol.analysis._monitoring.NUMBER)
+    SELECT
+        *,
+        regexp_full_match(period, '[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?')
+            AS number
+    FROM periods
+),
 ordered AS (
     SELECT
         *,
         CAST(dense_rank() OVER (
             PARTITION BY study
             ORDER BY
-                CASE WHEN isfinite(TRY_CAST(period AS DOUBLE)) THEN 0 ELSE 1 END,
-                CASE WHEN isfinite(TRY_CAST(period AS DOUBLE)) THEN TRY_CAST(period AS DOUBLE) END,
+                CASE WHEN number THEN 0 ELSE 1 END,
+                CASE WHEN number THEN CAST(period AS DOUBLE) END,
                 period
         ) - 1 AS INTEGER) AS period_index
-    FROM periods
+    FROM numbered
 )
 SELECT
     study, dataset, model, corruption, severity, label, period, period_index,
