@@ -474,9 +474,7 @@ def _report_content(wh: Warehouse, study: str, settings: dict):
 
 def _cannot_write_report(out_dir: Path, exc: OSError) -> str:
     where = f" ({exc.filename})" if exc.filename else ""
-    return (
-        f"cannot write the report to {out_dir}: {exc.strerror or exc}{where}; nothing was changed"
-    )
+    return f"cannot write the report to {out_dir}: {exc.strerror or exc}{where}; nothing was changed"
 
 
 def _warehouse(warehouse: Warehouse | str | os.PathLike[str] | None) -> Warehouse:

@@ -164,7 +164,9 @@ def multilabel(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     if engine == "duckdb":
-        return wh.sql("SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None)
+        return wh.sql(
+            "SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None
+        )
     _check_engine(engine)
     table = multilabel_calibration(_pairs(wh, study), bins=bins).collect()
     return _with_label_names(wh, study, table, after="average")

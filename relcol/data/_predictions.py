@@ -5,8 +5,8 @@ prediction: for a single-label task per sample, for a multi-label task per sampl
 Its columns play *roles*: ``y_true`` always, then either a probability vector (a list column
 ``proba`` or one ``p_<class>`` column per class) or ``y_pred`` with ``confidence``; optional
 keys (``model``, ``dataset``, ``corruption``, ``severity``, ``seed``, ``repeat``,
-``sample_id``, ``label``) and extras (``agreement``, ``split``, ``period``, ``y_clean``). A column named
-after its role plays it; ``columns={"y_true": "true_label"}`` maps any other. Several score
+``sample_id``, ``label``) and extras (``agreement``, ``split``, ``period``, ``y_clean``). A
+column named after its role plays it; ``columns={"y_true": "true_label"}`` maps any other. Several score
 columns (``confidence:margin``, ``confidence:logprob`` …) become several confidence sources,
 the models ``<model>:margin``, ``<model>:logprob`` …, so every metric compares them side by
 side.
