@@ -682,7 +682,9 @@ def simulate_monitoring(
         if stream.calibration_changes or stream.confidence_changes
         else pl.lit(True)
     )
-    table = pl.concat([table, table.with_columns(check=pl.lit("any"))])
+    table = table.select("check", "run", "period_index", "alert")
+    anything = table.group_by("run", "period_index").agg(pl.col("alert").any())
+    table = pl.concat([table, anything.select(pl.lit("any").alias("check"), pl.all())])
     per_run = table.group_by("check", "run").agg(pl.col("alert").any())
     rates = (
         per_run.group_by("check")
