@@ -153,6 +153,39 @@ def test_an_annotations_file_written_before_periods_still_reads(tmp_path):
         monitor(wh, study="weekly")
 
 
+def test_a_multi_label_file_is_monitored_per_label(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 60  # samples per period, each with two labels
+    p = rng.uniform(0.05, 0.95, (2 * n, 2))
+    frame = pl.DataFrame(
+        {
+            "sample_id": np.repeat(np.arange(2 * n), 2),
+            "label": ["spam", "urgent"] * (2 * n),
+            "y_true": (rng.random(4 * n) < p.ravel()).astype(int),
+            "probability": p.ravel(),
+            "week": np.repeat(["w1", "w2"], 2 * n),
+        }
+    )
+    path = tmp_path / "ml.parquet"
+    frame.write_parquet(path)
+    relcol.ingest_predictions(
+        path, tmp_path / "wh", name="ml", columns={"period": "week"}, classes=["spam", "urgent"]
+    )
+    result = monitor(tmp_path / "wh", rules=Rules(permutations=99), replicates=0)
+    assert result.metrics.select("label", "period").rows() == [
+        (0, "w1"),
+        (0, "w2"),
+        (1, "w1"),
+        (1, "w2"),
+    ]
+    assert result.metrics["n"].to_list() == [n] * 4
+    assert result.alerts.group_by("label").len().sort("label")["len"].to_list() == [3, 3]
+    # label 0's week-1 accuracy is the share of its rows whose 0/1 prediction is right
+    rows = frame.filter((pl.col("label") == "spam") & (pl.col("week") == "w1"))
+    right = ((rows["probability"] >= 0.5).cast(pl.Int64) == rows["y_true"]).mean()
+    assert result.metrics["accuracy"][0] == pytest.approx(right)
+
+
 # -- per-period metrics and the view ----------------------------------------------------------
 
 
