@@ -86,7 +86,7 @@ def _rules_text(checks: pl.DataFrame | None) -> str:
         "an unchanged calibration; or a Kolmogorov–Smirnov test finds the confidence "
         "distribution moved. The p-values of a stream (every period × check) are "
         "Holm-adjusted together, so a stable stream raises any alert with probability at "
-        "most α. `relcol monitor` sets other thresholds and another baseline."
+        "most α. <code>relcol monitor</code> sets other thresholds and another baseline."
     )
 
 
