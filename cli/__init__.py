@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 an unexpected error (a bug: the traceback is shown);
 2 bad input or usage (one line on stderr; nothing in the warehouse changed), or damage found
-by `relcol check`; 3 `relcol shell` could not find the DuckDB shell.
+by `relcol check`; 3 `relcol shell` could not find the DuckDB shell; 4 `relcol monitor`
+raised an alert.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from relcol.cli._check import check
 from relcol.cli._common import complain, say
 from relcol.cli._example import example
 from relcol.cli._ingest import ingest
+from relcol.cli._monitor import monitor
 from relcol.cli._recalibrate import recalibrate
 from relcol.cli._report import report
 from relcol.cli._simulate import simulate
@@ -33,6 +35,7 @@ Exit codes:
   2  bad input or usage (one line on stderr; nothing in the warehouse changed);
      `relcol check`: the warehouse has damaged or missing files
   3  `relcol shell` could not find the DuckDB shell
+  4  `relcol monitor`: an alert fired
   130  interrupted
 Every command has --help with examples, e.g. `relcol report --help`."""
 
@@ -53,12 +56,13 @@ def main() -> None:
     relcol check                  verify the warehouse's files against their checksums
     relcol ingest --predictions predictions.csv --name my-model    predictions made elsewhere
     relcol recalibrate --study my-model --method temperature       fit and judge a map
+    relcol monitor --study my-model   per-period metrics and alerts (ingested with --period)
     relcol example email          the seed document's email example
     relcol simulate consistency   a simulated study with known error dependence
     """
 
 
-for command in (ingest, report, sql, shell, check, recalibrate, example):
+for command in (ingest, report, sql, shell, check, recalibrate, monitor, example):
     main.add_command(command)
 main.add_command(simulate)
 

@@ -15,6 +15,7 @@ _STUDY_OPTIONS = {"jobs": "--jobs", "backend": "--backend", "max_rows": "--max-r
 _PREDICTION_OPTIONS = {
     "name": "--name",
     "columns": "--column",
+    "period": "--period",
     "classes": "--classes",
     "model": "--model",
     "dataset": "--dataset",
@@ -47,9 +48,15 @@ _PREDICTION_OPTIONS = {
     help="The file's column for a role, e.g. y_true=true_label; repeat for more. Roles: y_true, "
     "y_pred, confidence, confidence:<method> (another score: the model <model>:<method>), "
     "probability (multi-label P(present)), proba (a list column), sample_id, label, model, "
-    "dataset, corruption, severity, seed, repeat, agreement, split, y_clean; an LLM's "
+    "dataset, corruption, severity, seed, repeat, agreement, split, period, y_clean; an LLM's "
     "label_logprobs, answer_logprob, answer_tokens, token_logprobs, logprobs (chat-completion "
     "JSON).",
+)
+@click.option(
+    "--period",
+    metavar="COLUMN",
+    help="The file's collection-period column (a week, a date, a number): the axis of "
+    "`relcol monitor` (same as --column period=COLUMN).",
 )
 @click.option(
     "--classes",
@@ -291,7 +298,7 @@ def _ingest_predictions(
         path,
         warehouse,
         name=reading["name"],
-        columns=parse_columns(reading["columns"]),
+        columns=parse_columns(reading["columns"] + _period_item(reading["period"])),
         classes=reading["classes"],
         model=reading["model"],
         dataset=reading["dataset"],
@@ -329,6 +336,11 @@ def _ingest_predictions(
             "--column ROLE=COLUMN",
             err=True,
         )
+
+
+def _period_item(column: str | None) -> tuple[str, ...]:
+    """``--period COLUMN`` as the ``--column`` item it abbreviates."""
+    return () if column is None else (f"period={column}",)
 
 
 def parse_columns(items: tuple[str, ...] | list[str]) -> dict[str, str]:

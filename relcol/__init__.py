@@ -44,6 +44,9 @@ _LAZY = {
     "recalibrate": "relcol._api",
     "recalibration": "relcol._api",
     "read_predictions": "relcol.data",
+    "monitor": "relcol.analysis._monitoring",
+    "MonitorResult": "relcol.analysis._monitoring",
+    "MonitorRules": "relcol.analysis._monitoring",
     "RelcolError": "relcol.errors",
     "Warehouse": "relcol.store",
     "IngestResult": "relcol.study",
@@ -54,6 +57,8 @@ _LAZY = {
 __all__ = [
     "ExampleResult",
     "IngestResult",
+    "MonitorResult",
+    "MonitorRules",
     "PredictionsResult",
     "RecalibrationResult",
     "RelcolError",
@@ -68,6 +73,7 @@ __all__ = [
     "ingest",
     "ingest_predictions",
     "load_study",
+    "monitor",
     "multilabel",
     "multilabel_bins",
     "open_warehouse",
@@ -105,6 +111,7 @@ if TYPE_CHECKING:
         simulate_consistency,
         soft_agreement,
     )
+    from relcol.analysis._monitoring import MonitorResult, MonitorRules, monitor
     from relcol.data import read_predictions
     from relcol.errors import RelcolError
     from relcol.store import Warehouse

@@ -40,6 +40,7 @@ from relcol._external import (  # noqa: F401
     sources_summary,
 )
 from relcol.analysis._bins import figure_tables, risk_coverage
+from relcol.analysis._monitoring import monitoring_tables
 from relcol.analysis._scorecard import corruption_error
 from relcol.analysis._scorecard import scorecard as _scorecard
 from relcol.analysis._statistical import statistical_tables
@@ -304,6 +305,7 @@ def report_tables(
             bootstrap=pl.lit(bootstrap, pl.Int32)
         )
     tables |= _consistency_tables(wh, study, tables["calibration"], cells, card)
+    tables |= monitoring_tables(wh, study, bins=bins, replicates=bootstrap, alpha=alpha, seed=seed)
     return tables | figure_tables(tables, cells)
 
 

@@ -37,7 +37,7 @@ from relcol.data import EMAIL_LABELS, EMAIL_SEED_TABLE, email_predictions, read_
 from relcol.data._predictions import spec_text
 from relcol.errors import InputError, ParameterError, WarehouseError
 from relcol.metrics._params import check_bins
-from relcol.store import ANNOTATIONS, CELL, Warehouse, check_name
+from relcol.store import CELL, KEY, Warehouse, check_name
 from relcol.study._runner import versions
 
 ENGINES = ("polars", "duckdb")
@@ -198,7 +198,9 @@ def multilabel_bins(
 
 
 def _pairs(wh: Warehouse, study: str) -> pl.LazyFrame:
-    annotations = pl.scan_parquet(wh.sources()["annotations"], hive_partitioning=False)
+    annotations = pl.scan_parquet(
+        wh.sources()["annotations"], hive_partitioning=False, missing_columns="insert"
+    )
     return multilabel_pairs(wh.predictions(study), annotations.filter(pl.col("study") == study))
 
 
@@ -376,7 +378,7 @@ def _carried_annotations(
     """The source's annotations of the evaluation rows, for the originals and their copies."""
     if annotations.is_empty():
         return None
-    key = [k for k in ANNOTATIONS if k not in ("study", "agreement", "split")]
+    key = [k for k in KEY if k != "study"]
     kept = annotations.drop("study").join(
         rows.select(key).unique(), on=key, how="semi", nulls_equal=True
     )

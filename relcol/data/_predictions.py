@@ -5,8 +5,8 @@ prediction: for a single-label task per sample, for a multi-label task per sampl
 Its columns play *roles*: ``y_true`` always, then either a probability vector (a list column
 ``proba`` or one ``p_<class>`` column per class) or ``y_pred`` with ``confidence``; optional
 keys (``model``, ``dataset``, ``corruption``, ``severity``, ``seed``, ``repeat``,
-``sample_id``, ``label``) and extras (``agreement``, ``split``, ``y_clean``). A column named
-after its role plays it; ``columns={"y_true": "true_label"}`` maps any other. Several score
+``sample_id``, ``label``) and extras (``agreement``, ``split``, ``period``, ``y_clean``). A
+column named after its role plays it; ``columns={"y_true": "true_label"}`` maps any other. Several score
 columns (``confidence:margin``, ``confidence:logprob`` …) become several confidence sources,
 the models ``<model>:margin``, ``<model>:logprob`` …, so every metric compares them side by
 side.
@@ -74,6 +74,7 @@ ROLES: dict[str, str] = {
     "agreement": "share of annotators agreeing with y_pred, in [0, 1] (a soft target)",
     "split": "calibration or evaluation: the file's own split for recalibration",
     **_llm.LLM_ROLES,
+    "period": "the collection period (a week, a date, a number), for monitoring",
 }
 SCORES = ("confidence", "probability")
 FORMATS = {
@@ -709,8 +710,9 @@ class _Reader:
         self.fail(role, col, outside, f"are outside the integer range [{lo}, {hi}]")
         return s.cast(pl.Int64)
 
-    def text(self, role: str, col: str) -> pl.Series:
-        s = self.frame.get_column(col)
+    def text(self, role: str, col: str, s: pl.Series | None = None) -> pl.Series:
+        """Column ``col`` (or its converted values ``s``) as non-blank printable text."""
+        s = self.frame.get_column(col) if s is None else s
         if s.dtype.is_nested():
             raise InputError(f"{self.name(role, col)}: expected text; found type {s.dtype}")
         s = s.cast(pl.String)
@@ -1127,7 +1129,7 @@ def _annotations(
     reader: _Reader, roles: _Roles, base: pl.DataFrame, rows: pl.DataFrame, key: list[str]
 ) -> pl.DataFrame | None:
     cols = roles.columns
-    if "agreement" not in cols and "split" not in cols:
+    if not {"agreement", "split", "period"} & set(cols):
         return None
     n = reader.frame.height
     extra = {}
@@ -1160,15 +1162,37 @@ def _annotations(
             )
     else:
         extra["split"] = pl.Series([None] * n, dtype=pl.String)
+    extra["period"] = (
+        _periods(reader, cols["period"])
+        if "period" in cols
+        else pl.Series([None] * n, dtype=pl.String)
+    )
     blocks = rows.height // n
     return (
         rows.select(key)
-        .with_columns(
-            agreement=pl.concat([extra["agreement"]] * blocks),
-            split=pl.concat([extra["split"]] * blocks),
-        )
+        .with_columns(**{name: pl.concat([values] * blocks) for name, values in extra.items()})
         .select([k for k in ANNOTATIONS if k != "study"])
     )
+
+
+def _periods(reader: _Reader, col: str) -> pl.Series:
+    """A period column as text: names as given, integers as digits, dates and times in ISO
+    form (so text order is time order); numbers that are not whole are refused."""
+    s = reader.frame.get_column(col)
+    if s.dtype.is_float():
+        reader.present("period", col, s)
+        reader.fail(
+            "period",
+            col,
+            s != s.round(),
+            "hold numbers that are not whole; expected period names, integers or dates",
+        )
+        s = s.cast(pl.Int64)
+    elif s.dtype == pl.Date:
+        s = s.dt.to_string("%Y-%m-%d")
+    elif s.dtype.is_temporal():
+        s = s.dt.to_string("iso")
+    return reader.text("period", col, s)
 
 
 def spec_text(spec: Mapping) -> str:

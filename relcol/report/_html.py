@@ -33,6 +33,7 @@ from relcol.report._figures import model_styles
 from relcol.report._layout import anchors
 from relcol.report._methods import methods_section
 from relcol.report._metric_sections import discrimination_section, selective_section
+from relcol.report._monitoring import monitoring_section
 from relcol.report._multilabel import multilabel_section
 from relcol.report._recalibration import recalibration_section
 from relcol.report._sections import (
@@ -164,6 +165,7 @@ SECTIONS = (
     "consistency",
     "multilabel",
     "recalibration",
+    "monitoring",
     "corruptions",
     "methods",
 )
@@ -182,6 +184,7 @@ def _builders() -> dict[str, Callable[..., str | None]]:
         "consistency": consistency_section,
         "multilabel": multilabel_section,
         "recalibration": recalibration_section,
+        "monitoring": monitoring_section,
         "corruptions": corruptions_section,
         "methods": methods_section,
     }

@@ -66,15 +66,21 @@ CORRUPTIONS: dict[str, pl.DataType] = {
 
 #: Optional per-prediction extras of an ingested prediction file, keyed like the long table
 #: (rows only where the file had them): ``agreement``, the share of annotators agreeing with
-#: the prediction (a soft target replacing ``correct``, METRICS.md §9), and ``split``
-#: (``calibration`` or ``evaluation``) for recalibration. A side table rather than columns
+#: the prediction (a soft target replacing ``correct``, METRICS.md §9), ``split``
+#: (``calibration`` or ``evaluation``) for recalibration, and ``period`` (the collection
+#: period, e.g. a week, that monitoring compares). A side table rather than columns
 #: of the long table, so the long table's contract and every existing warehouse stay as
 #: they are; metrics that use them join on the key.
 ANNOTATIONS: dict[str, pl.DataType] = {
     **{name: PREDICTIONS[name] for name in KEY},
     "agreement": pl.Float64(),
     "split": pl.String(),
+    "period": pl.String(),
 }
+#: The columns of ``ANNOTATIONS`` that are not the key. An annotations file written before
+#: one of them existed lacks it: readers insert it as null (``union_by_name`` in DuckDB,
+#: ``missing_columns="insert"`` in Polars).
+ANNOTATION_EXTRAS = tuple(name for name in ANNOTATIONS if name not in KEY)
 
 #: One row per ingest.
 RUNS: dict[str, pl.DataType] = {

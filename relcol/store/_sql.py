@@ -43,6 +43,7 @@ VIEWS = (
     "soft_agreement",
     "consistency",
     "consistency_samples",
+    "monitoring",
 )
 
 #: Macros; each is ``sql/macros/<name>.sql``.
