@@ -306,7 +306,9 @@ def recalibrate(
         split = calibration_split(rows.select("dataset", "sample_id"), fraction=fraction, seed=seed)
         how = {"kind": "fraction", "fraction": fraction, "seed": seed}
     done = recalibrate_rows(rows, split, methods, bins=histogram_bins)
-    table = recalibration_table(done.rows, done.models, bins=bins)
+    table = _with_label_names(
+        wh, study, recalibration_table(done.rows, done.models, bins=bins), after="label"
+    )
     source_run = wh.sql("SELECT run_id FROM runs WHERE study = ?", [study])["run_id"][0]
     spec = json.dumps(
         {
@@ -368,7 +370,8 @@ def recalibration(
     if spec.get("kind") != "recalibration":
         return pl.DataFrame()
     models = {after: (v["model"], v["method"]) for after, v in spec["models"].items()}
-    return recalibration_table(wh.predictions(study), models, bins=bins)
+    table = recalibration_table(wh.predictions(study), models, bins=bins)
+    return _with_label_names(wh, study, table, after="label")
 
 
 def _carried_annotations(

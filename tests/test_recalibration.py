@@ -289,3 +289,28 @@ def test_the_cli_recalibrates_and_the_report_shows_before_and_after(wh, tmp_path
         main, ["recalibrate", "--study", "soft", "--fraction", "0", "--warehouse", str(wh.root)]
     )
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1 and "fraction" in bad.stderr
+
+
+def test_isotonic_on_the_email_example_lowers_nll_per_named_label_regression(tmp_path):
+    # unclipped isotonic steps of exactly 0 and 1 raised this NLL from 0.30–0.37 to
+    # 0.39–1.05 on every label; clipped to [1/(n_fit + 2), 1 − 1/(n_fit + 2)] it falls
+    from relcol.cli._recalibrate import summary
+
+    from relcol.data import EMAIL_LABELS
+
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.example("email", wh)
+    result = relcol.recalibrate(wh, study="email-example", methods=["isotonic"])
+    nll = result.table.filter(pl.col("metric") == "nll_top")
+    assert sorted(nll["label_name"]) == sorted(EMAIL_LABELS)
+    assert (nll["after"] < nll["before"]).all()
+    assert nll["after"].max() < 0.25 and nll["before"].min() > 0.29
+    # recomputed from the stored rows: the clipped map's NLL of c against z, label by label
+    rows = wh.predictions(result.study).filter(pl.col("model") == "llm+isotonic").collect()
+    for label, part in rows.partition_by("label", as_dict=True).items():
+        c, z = part["confidence"].to_numpy(), part["correct"].to_numpy()
+        assert 0 < c.min() and c.max() < 1
+        expected = -np.mean(np.where(z, np.log(c), np.log1p(-c)))
+        assert nll.filter(pl.col("label") == label[0])["after"].item() == pytest.approx(expected)
+    lines = summary(result.table).splitlines()
+    assert [line.split()[1] for line in lines] == sorted(EMAIL_LABELS)

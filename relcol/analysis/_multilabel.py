@@ -32,6 +32,22 @@ AVERAGES = ("label", "micro", "macro")
 _PAIR_KEYS = (*KEY, "mode", "target")
 
 
+def named_labels(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its ``label`` codes replaced by their ``label_name`` where it has one
+    (as a String column ``label``; ``label_name`` dropped); unchanged without ``label_name``.
+
+    Examples
+    --------
+    >>> frame = pl.DataFrame({"label": [0, 1, None], "label_name": ["spam", None, None]})
+    >>> named_labels(frame)["label"].to_list()
+    ['spam', '1', None]
+    """
+    if "label_name" not in frame.columns:
+        return frame
+    name = pl.coalesce("label_name", pl.col("label").cast(pl.String))
+    return frame.with_columns(label=name).drop("label_name")
+
+
 def multilabel_pairs(
     predictions: pl.DataFrame | pl.LazyFrame,
     annotations: pl.DataFrame | pl.LazyFrame | None = None,
