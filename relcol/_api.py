@@ -33,10 +33,12 @@ from relcol._external import (  # noqa: F401
     ingest_predictions,
     multilabel,
     multilabel_bins,
+    multilabel_statistics,
     recalibrate,
     recalibration,
 )
 from relcol.analysis._bins import figure_tables, risk_coverage
+from relcol.analysis._multilabel import name_label_codes
 from relcol.analysis._scorecard import corruption_error
 from relcol.analysis._scorecard import scorecard as _scorecard
 from relcol.analysis._statistical import statistical_tables
@@ -297,6 +299,11 @@ def report_tables(
             intervals=intervals,
         )
         tables |= layer
+        if "multilabel" in tables:  # per label, micro and macro, paired over samples
+            tables["multilabel"] = multilabel_statistics(
+                wh, study, tables["multilabel"], replicates=bootstrap, alpha=alpha, bins=bins,
+                seed=seed,
+            )  # fmt: skip
         tables["calibration"] = tables["calibration"].with_columns(
             bootstrap=pl.lit(bootstrap, pl.Int32)
         )
@@ -427,7 +434,12 @@ def report(
         shutil.rmtree(staged, ignore_errors=True)
     html = out_dir / "index.html"
     table = tables["calibration"]
-    summary = terminal_summary(table, tables.get("thresholds"))
+    ml = tables.get("multilabel")  # labels by name, not code
+    thresholds = tables.get("thresholds")
+    summary = terminal_summary(
+        name_label_codes(table, ml),
+        None if thresholds is None else name_label_codes(thresholds, ml),
+    )
     return ReportResult(study=study, out=out_dir, html=html, calibration=table, summary=summary)
 
 

@@ -25,9 +25,12 @@ from relcol import metrics
 from relcol.analysis import (
     calibration_split,
     multilabel_calibration,
+    multilabel_intervals,
+    multilabel_micro_tables,
     multilabel_pairs,
     recalibrate_rows,
     recalibration_table,
+    with_multilabel_intervals,
 )
 from relcol.analysis import (
     multilabel_bins as _multilabel_bins,
@@ -170,9 +173,7 @@ def multilabel(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     if engine == "duckdb":
-        return wh.sql(
-            "SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None
-        )
+        return wh.sql("SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None)
     _check_engine(engine)
     table = multilabel_calibration(_pairs(wh, study), bins=bins).collect()
     return _with_label_names(wh, study, table, after="average")
@@ -196,6 +197,24 @@ def multilabel_bins(
         _check_engine(engine)
         table = _multilabel_bins(_pairs(wh, study), bins=bins).collect()
     return _with_label_names(wh, study, table, after="target")
+
+
+def multilabel_statistics(
+    wh: Warehouse,
+    study: str,
+    table: pl.DataFrame,
+    *,
+    replicates: int,
+    alpha: float,
+    bins: int,
+    seed: int,
+) -> pl.DataFrame:
+    """The ``multilabel`` table of ``study`` with bootstrap intervals per label, micro and
+    macro (``relcol.analysis.multilabel_intervals``: the 0/1 target, paired over samples)."""
+    bounds = multilabel_intervals(
+        _pairs(wh, study), replicates=replicates, alpha=alpha, bins=bins, seed=seed
+    )
+    return with_multilabel_intervals(table, bounds)
 
 
 def _pairs(wh: Warehouse, study: str) -> pl.LazyFrame:
@@ -505,8 +524,9 @@ def external_tables(wh: Warehouse, study: str, *, bins: int = 15) -> dict[str, p
     """The report tables of this module that apply to ``study``.
 
     ``by_class`` (calibration per predicted class, with class names) for an ingested
-    single-label prediction file; ``multilabel`` and ``multilabel_bins`` when the study
-    has multi-label rows; ``recalibration`` for a study written by ``recalibrate``.
+    single-label prediction file; ``multilabel``, ``multilabel_bins`` and the micro
+    average's tables (``relcol.analysis.multilabel_micro_tables``) when the study has
+    multi-label rows; ``recalibration`` for a study written by ``recalibrate``.
     """
     kind = _spec(wh, study).get("kind")
     rows = wh.predictions(study)
@@ -517,6 +537,7 @@ def external_tables(wh: Warehouse, study: str, *, bins: int = 15) -> dict[str, p
     if has_labels:
         tables["multilabel"] = multilabel(wh, study=study, bins=bins)
         tables["multilabel_bins"] = multilabel_bins(wh, study=study, bins=bins)
+        tables |= multilabel_micro_tables(rows, bins=bins)
     if kind == "recalibration":
         tables["recalibration"] = recalibration(wh, study=study, bins=bins)
     return tables
