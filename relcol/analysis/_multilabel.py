@@ -30,7 +30,7 @@ interval.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import polars as pl
@@ -94,6 +94,8 @@ def name_label_codes(frame: pl.DataFrame, multilabel: pl.DataFrame | None) -> pl
     """
     if multilabel is None or multilabel.is_empty() or "label" not in frame.columns:
         return frame
+    if frame.schema["label"] == pl.String:  # named already
+        return frame
     names = (
         multilabel.filter(pl.col("label").is_not_null())
         .select("dataset", "label", "label_name")
@@ -101,6 +103,17 @@ def name_label_codes(frame: pl.DataFrame, multilabel: pl.DataFrame | None) -> pl
     )
     joined = frame.join(names, on=["dataset", "label"], how="left", maintain_order="left")
     return named_labels(joined).select(frame.columns)
+
+
+def name_labels_in(tables: Mapping[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """Every per-cell table of a report with its label codes replaced by names
+    (``name_label_codes``), for showing; ``multilabel`` and ``multilabel_bins`` keep their
+    codes beside ``label_name``."""
+    multilabel = tables.get("multilabel")
+    return {
+        name: frame if name.startswith("multilabel") else name_label_codes(frame, multilabel)
+        for name, frame in tables.items()
+    }
 
 
 def multilabel_pairs(

@@ -24,6 +24,7 @@ from relcol.analysis._multilabel import (
     INTERVALS,
     NO_MACRO_INTERVAL,
     macro_rows,
+    name_label_codes,
 )
 from relcol.report._figures import (
     _RC,
@@ -81,10 +82,9 @@ def multilabel_section(
     table = tables.get("multilabel")
     if table is None or table.is_empty():
         return None
-    names = label_names(table)
     level = float((meta or {}).get("level") or 0.95)
     parts = [_intro(table, level)]
-    trust = _trust(tables, names)
+    trust = _trust(tables, table)
     if trust:
         parts.append("<h3>Where trust breaks, per label</h3>\n" + trust)
     for target in ("binary", "agreement"):
@@ -92,8 +92,8 @@ def multilabel_section(
         if not rows.is_empty():
             parts.append(f"<h3>Calibration, {escape(TARGET_NAMES[target])}</h3>")
             parts.append(table_html(multilabel_table(rows, target=target, bins=bins)))
-    parts += _figures(tables, names, bins=bins)
-    parts += _rank_tables(tables, names)
+    parts += _figures(tables, table, bins=bins)
+    parts += _rank_tables(tables, table)
     grid = tables.get("multilabel_bins")
     if grid is not None and not grid.is_empty():
         parts.append(_heatmaps(grid.filter(pl.col("target") == "binary"), bins=bins))
@@ -101,17 +101,6 @@ def multilabel_section(
     return (
         '<section id="multilabel">\n<h2>Multi-label: per label, micro and macro</h2>\n'
         f"{body}\n</section>"
-    )
-
-
-def label_names(table: pl.DataFrame) -> pl.DataFrame:
-    """``dataset``, ``label`` (code) and ``label_name`` (the name, else the code as text) of
-    every label of the ``multilabel`` table, in code order."""
-    return (
-        table.filter(pl.col("label").is_not_null())
-        .select("dataset", "label", pl.coalesce("label_name", pl.col("label").cast(pl.String)))
-        .unique()
-        .sort("dataset", "label")
     )
 
 
@@ -162,7 +151,7 @@ def multilabel_table(rows: pl.DataFrame, *, target: str, bins: int) -> GT:
     )
     modes = [m for m in MODE_NAMES if f"ece_{m}" in wide.columns]
     first = modes[0]
-    # the pivot names a bound <metric>_lo_<mode>: renamed <metric>_<mode>_lo, the pattern
+    # the pivot table a bound <metric>_lo_<mode>: renamed <metric>_<mode>_lo, the pattern
     # merge_intervals reads
     renamed = {
         f"{m}_{end}_{mode}": f"{m}_{mode}_{end}"
@@ -212,31 +201,29 @@ def multilabel_table(rows: pl.DataFrame, *, target: str, bins: int) -> GT:
     )
 
 
-def _as_rows(frame: pl.DataFrame | None, names: pl.DataFrame, *, micro: bool) -> pl.DataFrame:
+def _as_rows(frame: pl.DataFrame | None, table: pl.DataFrame, *, micro: bool) -> pl.DataFrame:
     """A per-label (or micro) table with ``model`` replaced by the label's name (prefixed by
     the model when the study has several), ``label`` null: the shape the single-label
-    figures and tables draw a row or line per model from."""
+    figures and tables draw a row or line per model from. ``table``: the ``multilabel``
+    table, whose ``label_name`` names the codes."""
     if frame is None or frame.is_empty():
         return pl.DataFrame()
     several = frame.get_column("model").n_unique() > 1
     prefix = pl.col("model") + " / " if several else pl.lit("")
     if micro:
         rows = frame.filter(pl.col("label").is_null()).with_columns(model=prefix + MICRO)
-        return rows.with_columns(label=pl.lit(None, frame.schema["label"]))
-    rows = frame.filter(pl.col("label").is_not_null()).join(
-        names, on=["dataset", "label"], how="left", maintain_order="left"
-    )
-    return rows.with_columns(
-        model=prefix + pl.col("label_name"), label=pl.lit(None, frame.schema["label"])
-    ).drop("label_name")
+    else:
+        rows = name_label_codes(frame.filter(pl.col("label").is_not_null()), table)
+        rows = rows.with_columns(model=prefix + pl.col("label"))
+    return rows.with_columns(label=pl.lit(None, pl.String))
 
 
-def _both(tables, names, table: str) -> pl.DataFrame:
+def _both(tables, multilabel: pl.DataFrame, table: str) -> pl.DataFrame:
     """The per-label rows of the report's ``table`` and the micro rows of
     ``multilabel_micro_<table>``, named for the figures."""
     parts = [
-        _as_rows(tables.get(table), names, micro=False),
-        _as_rows(tables.get(f"multilabel_micro_{table}"), names, micro=True),
+        _as_rows(tables.get(table), multilabel, micro=False),
+        _as_rows(tables.get(f"multilabel_micro_{table}"), multilabel, micro=True),
     ]
     parts = [p for p in parts if not p.is_empty()]
     return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
@@ -246,10 +233,10 @@ def _styles(rows: pl.DataFrame) -> dict:
     return model_styles(rows.get_column("model").unique(maintain_order=True).to_list())
 
 
-def _figures(tables, names: pl.DataFrame, *, bins: int) -> list[str]:
+def _figures(tables, multilabel: pl.DataFrame, *, bins: int) -> list[str]:
     """Reliability diagrams, confidence distributions and risk–coverage curves: a row or
     line per label and one for micro, each drawn by the single-label figure function."""
-    discrimination = _both(tables, names, "discrimination")
+    discrimination = _both(tables, multilabel, "discrimination")
     auroc = {
         (r["model"], r["corruption"], r["severity"]): r["auroc"]
         for r in discrimination.iter_rows(named=True)
@@ -283,7 +270,7 @@ def _figures(tables, names: pl.DataFrame, *, bins: int) -> list[str]:
     )
     out = []
     for table, prefix, heading, draw, caption in specs:
-        rows = _both(tables, names, table)
+        rows = _both(tables, multilabel, table)
         if rows.is_empty():
             continue
         if table == "reliability":
@@ -305,18 +292,18 @@ def _figures(tables, names: pl.DataFrame, *, bins: int) -> list[str]:
     return out
 
 
-def _rank_tables(tables, names: pl.DataFrame) -> list[str]:
+def _rank_tables(tables, multilabel: pl.DataFrame) -> list[str]:
     """The discrimination and selective tables: a row per label, micro and macro."""
     out = []
     for table, metrics, render, heading in (
         ("discrimination", _DISCRIMINATION, _discrimination, "Discrimination"),
         ("selective", _SELECTIVE, _selective, "Selective prediction"),
     ):
-        rows = _both(tables, names, table)
+        rows = _both(tables, multilabel, table)
         per_label = tables.get(table)
         if rows.is_empty() or per_label is None:
             continue
-        macro = _as_rows(macro_rows(per_label, metrics), names, micro=True).with_columns(
+        macro = _as_rows(macro_rows(per_label, metrics), multilabel, micro=True).with_columns(
             model=pl.col("model").str.replace(MICRO, "macro", literal=True)
         )
         rows = pl.concat([rows, macro.drop("average")], how="diagonal_relaxed")
@@ -335,12 +322,12 @@ def _rank_tables(tables, names: pl.DataFrame) -> list[str]:
     return out
 
 
-def _trust(tables, names: pl.DataFrame) -> str | None:
+def _trust(tables, multilabel: pl.DataFrame) -> str | None:
     """The statistical layer's per-label verdicts (``thresholds`` label rows), by name."""
     thresholds = tables.get("thresholds")
     if thresholds is None or thresholds.is_empty() or "label" not in thresholds.columns:
         return None
-    frame = _as_rows(_with_trend(thresholds, tables.get("trends")), names, micro=False)
+    frame = _as_rows(_with_trend(thresholds, tables.get("trends")), multilabel, micro=False)
     if frame.is_empty():
         return None
 

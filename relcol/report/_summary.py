@@ -15,7 +15,6 @@ import polars as pl
 
 from relcol.analysis import degradation_summary, worst_gaps
 from relcol.analysis._headline import LIGHTS, verdicts
-from relcol.analysis._multilabel import name_label_codes
 from relcol.report._layout import plural, section
 from relcol.report._sections import single_label
 from relcol.report._tables import glance_table, table_html
@@ -35,7 +34,6 @@ def header(study: str, meta: Mapping[str, Any]) -> str:
 def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
     """Scope, the headline per model, verdicts (with thresholds) and the glance table."""
     calibration = tables["calibration"]
-    named = name_label_codes(calibration, tables.get("multilabel"))  # labels by name
     counts = {k: calibration.get_column(k).n_unique() for k in ("dataset", "model", "corruption")}
     severity = calibration.get_column("severity")
     low, high = severity.min(), severity.max()
@@ -48,7 +46,7 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
     several = {k: calibration.get_column(k).n_unique() > 1 for k in ("study", "dataset")}
     items = "\n".join(
         f"<li>{escape(worst_sentence(row, **several))}</li>"
-        for row in worst_gaps(named).iter_rows(named=True)
+        for row in worst_gaps(calibration).iter_rows(named=True)
     )
     parts = [
         f"<p>{escape(scope)} Where confidence outruns accuracy the most, per model "
