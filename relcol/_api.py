@@ -300,10 +300,9 @@ def report_tables(
         )
         tables |= layer
         if "multilabel" in tables:  # per label, micro and macro, paired over samples
-            tables["multilabel"] = multilabel_statistics(
-                wh, study, tables["multilabel"], replicates=bootstrap, alpha=alpha, bins=bins,
-                seed=seed,
-            )  # fmt: skip
+            tables |= multilabel_statistics(
+                wh, study, tables, replicates=bootstrap, alpha=alpha, bins=bins, seed=seed
+            )
         tables["calibration"] = tables["calibration"].with_columns(
             bootstrap=pl.lit(bootstrap, pl.Int32)
         )
@@ -484,7 +483,9 @@ def _report_content(wh: Warehouse, study: str, settings: dict):
 
 def _cannot_write_report(out_dir: Path, exc: OSError) -> str:
     where = f" ({exc.filename})" if exc.filename else ""
-    return f"cannot write the report to {out_dir}: {exc.strerror or exc}{where}; nothing was changed"
+    return (
+        f"cannot write the report to {out_dir}: {exc.strerror or exc}{where}; nothing was changed"
+    )
 
 
 def _warehouse(warehouse: Warehouse | str | os.PathLike[str] | None) -> Warehouse:

@@ -28,6 +28,7 @@ from relcol.analysis import (
     multilabel_intervals,
     multilabel_micro_tables,
     multilabel_pairs,
+    rank_tables_with_intervals,
     recalibrate_rows,
     recalibration_table,
     with_multilabel_intervals,
@@ -202,19 +203,22 @@ def multilabel_bins(
 def multilabel_statistics(
     wh: Warehouse,
     study: str,
-    table: pl.DataFrame,
+    tables: Mapping[str, pl.DataFrame],
     *,
     replicates: int,
     alpha: float,
     bins: int,
     seed: int,
-) -> pl.DataFrame:
-    """The ``multilabel`` table of ``study`` with bootstrap intervals per label, micro and
-    macro (``relcol.analysis.multilabel_intervals``: the 0/1 target, paired over samples)."""
+) -> dict[str, pl.DataFrame]:
+    """The report's multi-label tables with bootstrap intervals per label, micro and macro
+    (``relcol.analysis.multilabel_intervals``: the 0/1 target, paired over samples):
+    ``multilabel``, and the micro and macro discrimination and selective tables
+    (``relcol.analysis.rank_tables_with_intervals``)."""
     bounds = multilabel_intervals(
         _pairs(wh, study), replicates=replicates, alpha=alpha, bins=bins, seed=seed
     )
-    return with_multilabel_intervals(table, bounds)
+    out = {"multilabel": with_multilabel_intervals(tables["multilabel"], bounds)}
+    return out | rank_tables_with_intervals(tables, bounds)
 
 
 def _pairs(wh: Warehouse, study: str) -> pl.LazyFrame:

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 import pytest
 from scipy import integrate, stats
+from sklearn.metrics import roc_auc_score
 
 from relcol.analysis import (
     LAWS,
@@ -32,7 +33,7 @@ from relcol.analysis import (
 )
 from relcol.analysis._bootstrap import INTERVAL_METRICS, MIN_BIN_SAMPLES, NO_INTERVAL
 from relcol.analysis._coverage import METRICS, MULTILABEL_LAWS, multilabel_truth
-from relcol.analysis._multilabel import INTERVALS, NO_MACRO_INTERVAL
+from relcol.analysis._multilabel import INTERVALS, NO_MACRO_INTERVAL, interval_metrics
 from relcol.metrics import metric_tables
 from relcol.store import CELL
 
@@ -194,6 +195,14 @@ def test_the_multilabel_truth_is_the_law_in_a_very_large_sample():
                     average,
                     metric,
                 )
+        if mode == "prediction_confidence":  # AUROC and Cohen's d, per label and pooled
+            z = y > 0.5
+            aurocs = [roc_auc_score(z[code == k], c[code == k]) for k in range(3)]
+            assert truth[(mode, "micro", "auroc")] == pytest.approx(roc_auc_score(z, c), abs=0.004)
+            assert truth[(mode, "macro", "auroc")] == pytest.approx(np.mean(aurocs), abs=0.004)
+            right, wrong = c[z], c[~z]
+            d = (right.mean() - wrong.mean()) / np.sqrt((right.var() + wrong.var()) / 2)
+            assert truth[(mode, "micro", "cohens_d")] == pytest.approx(d, abs=0.01)
     # the positive-class mode's truth differs from the prediction-confidence mode's
     assert truth[("positive_class", "micro", "accuracy")] != pytest.approx(
         truth[("prediction_confidence", "micro", "accuracy")], abs=0.05
@@ -204,7 +213,10 @@ def test_a_small_multilabel_coverage_study_reports_every_interval():
     result = multilabel_coverage_study(studies=10, n=60, replicates=50)
     averages = {*MULTILABEL_LAWS, "micro", "macro"}
     modes = ("prediction_confidence", "positive_class")
-    assert set(result.coverage) == {(m, a, x) for m in modes for a in averages for x in INTERVALS}
+    expected = {(m, a, x) for m in modes for a in averages for x in interval_metrics(m)}
+    assert set(result.coverage) == expected
+    assert ("prediction_confidence", "macro", "auroc") in expected
+    assert ("positive_class", "micro", "auroc") not in expected
     assert all(0 <= v <= 1 for v in result.coverage.values())
     assert np.isfinite(result.standard_error(("positive_class", "micro", "accuracy")))
 

@@ -296,6 +296,37 @@ def test_intervals_are_the_explicit_reweighting_of_samples(wh, mode):
                               "nll_top"}  # fmt: skip
 
 
+def test_micro_and_macro_rank_intervals_are_the_labels_replicates(wh):
+    """Micro's AUROC, Cohen's d … intervals are those of the pooled rows bootstrapped alone;
+    macro's the percentiles of the mean of the labels' replicates, each label bootstrapped
+    alone (the weights depend on (study, seed, replicate, sample) only)."""
+    from relcol.analysis import bootstrap, percentile_interval
+    from relcol.analysis._multilabel import RANK_INTERVALS
+
+    rows = wh.predictions("ml0").collect()
+    bounds = multilabel_intervals(multilabel_pairs(rows), replicates=150, seed=2).filter(
+        pl.col("mode") == "prediction_confidence"
+    )
+    micro = bootstrap(rows.with_columns(label=pl.lit(None, pl.Int32)), replicates=150, seed=2)
+    labels = [
+        bootstrap(rows.filter(pl.col("label") == k), replicates=150, seed=2)
+        for k in range(len(LABELS))
+    ]
+    assert "auroc" in RANK_INTERVALS and "aupr_success" not in RANK_INTERVALS
+    for metric in RANK_INTERVALS:
+        row = bounds.filter(pl.col("average") == "micro").row(0, named=True)
+        lo, hi = percentile_interval(micro.values[metric])
+        assert (row[f"{metric}_lo"], row[f"{metric}_hi"]) == pytest.approx((lo[0], hi[0]))
+        mean = np.mean([r.values[metric][0] for r in labels], axis=0)
+        lo, hi = percentile_interval(mean[None, :])
+        row = bounds.filter(pl.col("average") == "macro").row(0, named=True)
+        assert (row[f"{metric}_lo"], row[f"{metric}_hi"]) == pytest.approx((lo[0], hi[0]))
+    positive = multilabel_intervals(multilabel_pairs(rows), replicates=20).filter(
+        pl.col("mode") == "positive_class"
+    )
+    assert positive["auroc_lo"].null_count() == positive.height  # rank metrics: one mode
+
+
 def test_the_micro_tables_pool_every_pair_as_one_cell(wh):
     rows = wh.predictions("ml0").collect()
     tables = multilabel_micro_tables(rows, bins=15)
@@ -365,5 +396,13 @@ def test_the_report_gives_each_named_label_every_single_label_view(tmp_path):
     assert printed in section
     agreement = table.filter(pl.col("target") == "agreement")
     assert agreement["accuracy_lo"].null_count() == agreement.height  # no interval: a share
+    # macro discrimination with its interval (the mean of the labels' AUROC replicates)
+    macro = pl.read_parquet(tmp_path / "r" / "multilabel_macro_discrimination.parquet").row(
+        0, named=True
+    )
+    labels = pl.read_parquet(tmp_path / "r" / "discrimination.parquet")["auroc"]
+    assert macro["auroc"] == pytest.approx(labels.mean())
+    assert macro["auroc_lo"] < macro["auroc"] < macro["auroc_hi"]
+    assert f"{macro['auroc']:.3f} [{macro['auroc_lo']:.3f}, {macro['auroc_hi']:.3f}]" in section
     # the terminal summary names the labels too
     assert all(name in result.summary for name in EMAIL_LABELS)

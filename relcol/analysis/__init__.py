@@ -37,6 +37,7 @@ from relcol.analysis._multilabel import (
     multilabel_intervals,
     multilabel_micro_tables,
     multilabel_pairs,
+    rank_tables_with_intervals,
     with_multilabel_intervals,
 )
 from relcol.analysis._nulls import (
@@ -95,6 +96,7 @@ __all__ = [
     "poisson_weight",
     "poisson_weights",
     "rank_metrics",
+    "rank_tables_with_intervals",
     "realised_rates",
     "realised_trends",
     "recalibrate_rows",

@@ -65,10 +65,8 @@ from relcol.analysis._bootstrap import (
     rank_metrics,
 )
 from relcol.analysis._multilabel import (
-    INTERVALS as MULTILABEL_INTERVALS,
-)
-from relcol.analysis._multilabel import (
     MODES,
+    interval_metrics,
     multilabel_calibration,
     multilabel_intervals,
     multilabel_pairs,
@@ -132,7 +130,7 @@ class Law:
         w = np.full(levels, 1.0 / levels)
         g = self.outcome(c)
         right, wrong = w * g, w * (1 - g)
-        accuracy, confidence = right.sum(), (w * c).sum()
+        accuracy = right.sum()
         out = population_scores(c, w, g)
         width = np.maximum(np.ceil(c * bins) - 1, 0).astype(np.int64)
         mass = np.arange(levels) * bins // levels
@@ -158,19 +156,7 @@ class Law:
         )
         for name, (if_right, if_wrong) in self.scores(c).items():
             out[name] = (right * if_right + wrong * if_wrong).sum()
-        # counts g and 1 − g per level (scaled by N): ``rank_metrics`` takes counts, and a
-        # level then always holds one row's worth of mass
-        ranks = rank_metrics(g, 1 - g, coverage, risk)
-        out |= {name: float(value) for name, value in ranks.items()}
-        out["aurc_optimal"] = (1 - accuracy) + accuracy * np.log(accuracy)
-        out["e_aurc"] = out["aurc"] - out["aurc_optimal"]
-        mean1, mean0 = (right * c).sum() / accuracy, (wrong * c).sum() / (1 - accuracy)
-        var1 = (right * c * c).sum() / accuracy - mean1**2
-        var0 = (wrong * c * c).sum() / (1 - accuracy) - mean0**2
-        out["cohens_d"] = (mean1 - mean0) / np.sqrt((var1 + var0) / 2)
-        var_c = (w * c * c).sum() - confidence**2
-        covariance = (right * c).sum() - confidence * accuracy
-        out["point_biserial"] = covariance / np.sqrt(var_c * accuracy * (1 - accuracy))
+        out |= population_ranks(c, g, coverage=coverage, risk=risk)
         return {name: float(value) for name, value in out.items()}
 
     def bin_accuracy(self, lower: np.ndarray, upper: np.ndarray, levels: int = GRID) -> np.ndarray:
@@ -201,6 +187,30 @@ def population_scores(c: np.ndarray, w: np.ndarray, g: np.ndarray) -> dict[str, 
         "brier_top": (w * c * c - 2 * right * c + right).sum(),
         "nll_top": -(right * np.log(clipped) + wrong * np.log1p(-clipped)).sum(),
     }
+
+
+def population_ranks(
+    c: np.ndarray, g: np.ndarray, *, coverage: float = 0.8, risk: float = 0.05
+) -> dict[str, float]:
+    """The rank and moment metrics (AUROC … E-AURC, Cohen's d, point-biserial r) of a
+    population of levels c_i of equal probability, ascending, each right with probability
+    g_i there."""
+    w = np.full(len(c), 1.0 / len(c))
+    right, wrong = w * g, w * (1 - g)
+    accuracy, confidence = right.sum(), (w * c).sum()
+    # counts g and 1 − g per level (scaled by N): ``rank_metrics`` takes counts, and a
+    # level then always holds one row's worth of mass
+    out = {name: float(value) for name, value in rank_metrics(g, 1 - g, coverage, risk).items()}
+    out["aurc_optimal"] = (1 - accuracy) + accuracy * np.log(accuracy)
+    out["e_aurc"] = out["aurc"] - out["aurc_optimal"]
+    mean1, mean0 = (right * c).sum() / accuracy, (wrong * c).sum() / (1 - accuracy)
+    var1 = (right * c * c).sum() / accuracy - mean1**2
+    var0 = (wrong * c * c).sum() / (1 - accuracy) - mean0**2
+    out["cohens_d"] = (mean1 - mean0) / np.sqrt((var1 + var0) / 2)
+    var_c = (w * c * c).sum() - confidence**2
+    covariance = (right * c).sum() - confidence * accuracy
+    out["point_biserial"] = covariance / np.sqrt(var_c * accuracy * (1 - accuracy))
+    return out
 
 
 #: The laws every interval must cover on (METRICS.md §6).
@@ -424,7 +434,8 @@ def multilabel_truth(
     laws: Iterable[Law | str] = MULTILABEL_LAWS, *, positive_rate: float = 0.4, levels: int = GRID
 ) -> dict[tuple[str, str, str], float]:
     """(mode, average, metric) → population value, ``average`` a label's law name, ``micro``
-    or ``macro``, for every metric of ``MULTILABEL_INTERVALS``."""
+    or ``macro``, for every metric of ``MULTILABEL_INTERVALS`` and, in the
+    prediction-confidence mode, of ``RANK_INTERVALS``."""
     laws = [LAWS[law] if isinstance(law, str) else law for law in laws]
     w = np.full(levels, 1.0 / levels)
     q = positive_rate
@@ -446,10 +457,16 @@ def multilabel_truth(
         pooled = [np.concatenate(parts) for parts in zip(*populations, strict=True)]
         pooled[1] = pooled[1] / len(laws)
         out |= {(mode, "micro", m): float(v) for m, v in population_scores(*pooled).items()}
-        for metric in MULTILABEL_INTERVALS:
+        if mode == "prediction_confidence":  # the rank metrics: equal-mass levels, sorted
+            for law, (c, _, g) in zip(laws, populations, strict=True):
+                out |= {(mode, law.name, m): float(v) for m, v in population_ranks(c, g).items()}
+            order = np.argsort(pooled[0], kind="stable")
+            ranks = population_ranks(pooled[0][order], pooled[2][order])
+            out |= {(mode, "micro", m): float(v) for m, v in ranks.items()}
+        for metric in interval_metrics(mode):
             labels = [out[(mode, law.name, metric)] for law in laws]
             out[(mode, "macro", metric)] = float(np.mean(labels))
-    return {key: value for key, value in out.items() if key[2] in MULTILABEL_INTERVALS}
+    return {key: value for key, value in out.items() if key[2] in interval_metrics(key[0])}
 
 
 def simulate_multilabel(
@@ -488,7 +505,8 @@ class MultilabelCoverage:
     """Realised coverage of the multi-label intervals over simulated studies.
 
     ``coverage`` and ``truth`` map (mode, average, metric) to the share of studies whose
-    interval contains the population value and to that value; ``average`` is a label's law
+    interval contains the population value and to that value (``mean_estimate``: the mean
+    point estimate, for the calibration metrics); ``average`` is a label's law
     name, ``micro`` or ``macro``. Macro metrics of ``NO_MACRO_INTERVAL`` are measured with
     the percentile interval of the mean over labels they would otherwise print.
     """
@@ -518,7 +536,8 @@ def multilabel_coverage_study(
     seed: int = 0,
 ) -> MultilabelCoverage:
     """Simulate ``studies`` multi-label studies and measure the per-label, micro and macro
-    intervals' coverage (every metric of ``MULTILABEL_INTERVALS``, both modes)."""
+    intervals' coverage (every metric of ``MULTILABEL_INTERVALS``, both modes, and of
+    ``RANK_INTERVALS`` in the prediction-confidence mode)."""
     laws = [LAWS[law] if isinstance(law, str) else law for law in laws]
     rows = simulate_multilabel(studies, n, laws=laws, positive_rate=positive_rate, seed=seed)
     pairs = multilabel_pairs(rows).collect()
@@ -540,9 +559,10 @@ def multilabel_coverage_study(
     for (mode, average), part in table.partition_by(
         "mode", "average", as_dict=True, maintain_order=True
     ).items():
-        for metric in MULTILABEL_INTERVALS:
+        for metric in interval_metrics(mode):
             value = truth[(mode, average, metric)]
             inside = (part[f"{metric}_lo"] <= value) & (value <= part[f"{metric}_hi"])
             coverage[(mode, average, metric)] = float(inside.fill_null(False).mean())
-            mean_estimate[(mode, average, metric)] = float(part[metric].mean())
+            if metric in part.columns:  # the rank metrics' point estimates are elsewhere
+                mean_estimate[(mode, average, metric)] = float(part[metric].mean())
     return MultilabelCoverage(studies, n, replicates, truth, coverage, mean_estimate)

@@ -40,6 +40,7 @@ from relcol.analysis._bootstrap import (
     INTERVAL_METRICS,
     MIN_BIN_SAMPLES,
     REPLICATES,
+    TABLES,
     bootstrap,
     metric_interval,
     percentile_interval,
@@ -57,6 +58,11 @@ _PAIR_KEYS = (*KEY, "mode", "target")
 #: Metrics of the ``multilabel`` table with an interval: per label, micro and macro (but see
 #: ``NO_MACRO_INTERVAL``), each realised coverage verified by ``multilabel_coverage_study``.
 INTERVALS = tuple(m for m in SCORES if m in INTERVAL_METRICS)
+#: Discrimination and selective metrics with an interval per label, micro and macro, in the
+#: prediction-confidence mode (the one the discrimination tables use), each realised
+#: coverage verified by ``multilabel_coverage_study`` too.
+RANK_INTERVALS = tuple(m for m in (*TABLES["discrimination"], *TABLES["selective"])
+                       if m in INTERVAL_METRICS)  # fmt: skip
 #: Macro values printed without an interval, and why.
 NO_MACRO_INTERVAL: dict[str, str] = {
     "abs_gap": "the mean over labels of |Δₖ| adds each label's noise with a positive sign, "
@@ -269,8 +275,10 @@ def multilabel_intervals(
     pl.DataFrame
         The cell key (``label`` null on micro and macro rows), ``mode``, ``target``
         (``binary``), ``average``, then ``<metric>_lo`` and ``<metric>_hi`` for each metric
-        of ``INTERVALS`` (null for a macro metric of ``NO_MACRO_INTERVAL``). Join it to the
-        ``multilabel`` table on those keys.
+        of ``INTERVALS`` (null for a macro metric of ``NO_MACRO_INTERVAL``) and of
+        ``RANK_INTERVALS`` (null in the positive-class mode). Join it to the ``multilabel``
+        table on those keys (``with_multilabel_intervals``), or to the micro and macro
+        discrimination and selective tables (``rank_tables_with_intervals``).
     """
     cell = [k for k in CELL if k != "label"]
     withheld = frozenset(withheld)
@@ -285,8 +293,9 @@ def multilabel_intervals(
         result = bootstrap(both, replicates=replicates, bins=bins, seed=seed, proba=False)
         if result.cells.is_empty():
             continue
+        metrics = interval_metrics(mode)
         bounds = {}
-        for metric in INTERVALS:
+        for metric in metrics:
             lo, hi = metric_interval(result, metric, alpha)
             bounds |= {f"{metric}_lo": lo, f"{metric}_hi": hi}
         table = result.cells.with_columns(
@@ -297,9 +306,10 @@ def multilabel_intervals(
             .otherwise(pl.lit("label")),
             **{name: pl.Series(values).fill_nan(None) for name, values in bounds.items()},
         )
-        frames += [table, _macro(result, cell, alpha, withheld).with_columns(mode=pl.lit(mode))]
+        macro = _macro(result, cell, alpha, withheld, metrics)
+        frames += [table, macro.with_columns(mode=pl.lit(mode))]
     columns = [*CELL, "mode", "target", "average"]
-    bounds = [f"{m}_{end}" for m in INTERVALS for end in ("lo", "hi")]
+    bounds = [f"{m}_{end}" for m in (*INTERVALS, *RANK_INTERVALS) for end in ("lo", "hi")]
     if not frames:
         return pl.DataFrame(
             schema={**dict.fromkeys(columns, pl.String), **dict.fromkeys(bounds, pl.Float64)}
@@ -307,14 +317,22 @@ def multilabel_intervals(
     return pl.concat(frames, how="diagonal_relaxed").select(*columns, *bounds)
 
 
-def _macro(result, cell: list[str], alpha: float, withheld: frozenset[str]) -> pl.DataFrame:
+def interval_metrics(mode: str) -> tuple[str, ...]:
+    """The metrics with an interval in ``mode``: ``INTERVALS``, and ``RANK_INTERVALS`` in the
+    prediction-confidence mode."""
+    return (*INTERVALS, *RANK_INTERVALS) if mode == "prediction_confidence" else INTERVALS
+
+
+def _macro(
+    result, cell: list[str], alpha: float, withheld: frozenset[str], metrics: tuple[str, ...]
+) -> pl.DataFrame:
     """Macro intervals: percentile intervals of the mean over labels of each replicate."""
     labelled = result.cells.with_row_index("row").filter(pl.col("label").is_not_null())
     groups = labelled.group_by(cell, maintain_order=True).agg(pl.col("row"))
     values = result.values
-    columns: dict[str, list[float]] = {f"{m}_{e}": [] for m in INTERVALS for e in ("lo", "hi")}
+    columns: dict[str, list[float]] = {f"{m}_{e}": [] for m in metrics for e in ("lo", "hi")}
     for rows in groups.get_column("row").to_list():
-        for metric in INTERVALS:
+        for metric in metrics:
             if metric in withheld:
                 lo = hi = np.array([np.nan])
             else:
@@ -334,12 +352,54 @@ def with_multilabel_intervals(table: pl.DataFrame, bounds: pl.DataFrame) -> pl.D
     """The ``multilabel`` table with ``<metric>_lo``/``<metric>_hi`` of ``bounds``
     (``multilabel_intervals``) after each metric; rows without one (the agreement target)
     get nulls."""
-    keys = [*CELL, "mode", "target", "average"]
-    out = table.join(bounds, on=keys, how="left", nulls_equal=True, maintain_order="left")
+    return _attach(table, bounds, [*CELL, "mode", "target", "average"], INTERVALS)
+
+
+def rank_tables_with_intervals(
+    tables: Mapping[str, pl.DataFrame], bounds: pl.DataFrame
+) -> dict[str, pl.DataFrame]:
+    """The micro and macro discrimination and selective tables with their intervals.
+
+    ``multilabel_micro_discrimination`` and ``multilabel_micro_selective`` (of
+    ``multilabel_micro_tables``) get the micro rows' bounds; ``multilabel_macro_discrimination``
+    and ``multilabel_macro_selective`` are ``macro_rows`` of the report's per-label
+    ``discrimination`` and ``selective`` tables with the macro rows' bounds. ``bounds``: the
+    prediction-confidence rows of ``multilabel_intervals``.
+    """
+    chosen = bounds.filter(pl.col("mode") == "prediction_confidence")
+    out = {}
+    for table in ("discrimination", "selective"):
+        metrics = [m for m in RANK_INTERVALS if m in TABLES[table]]
+        keys = [*CELL]
+        micro = tables.get(f"multilabel_micro_{table}")
+        if micro is not None:
+            rows = chosen.filter(pl.col("average") == "micro")
+            out[f"multilabel_micro_{table}"] = _attach(micro, rows, keys, metrics)
+        per_label = tables.get(table)
+        if per_label is not None and not per_label.is_empty():
+            macro = macro_rows(per_label, [*TABLES[table], *_SELECTIVE_TARGETS])
+            rows = chosen.filter(pl.col("average") == "macro")
+            out[f"multilabel_macro_{table}"] = _attach(macro, rows, keys, metrics)
+    return out
+
+
+#: The selective table's targets, carried by its macro rows (the same in every cell).
+_SELECTIVE_TARGETS = ("target_coverage", "target_risk")
+
+
+def _attach(
+    table: pl.DataFrame, bounds: pl.DataFrame, keys: list[str], metrics: Iterable[str]
+) -> pl.DataFrame:
+    """``table`` with ``<metric>_lo``/``<metric>_hi`` of ``bounds`` after each metric."""
+    metrics = [m for m in metrics if m in table.columns]
+    columns = [f"{m}_{end}" for m in metrics for end in ("lo", "hi")]
+    out = table.join(
+        bounds.select(*keys, *columns), on=keys, how="left", nulls_equal=True, maintain_order="left"
+    )
     order = []
     for name in table.columns:
         order.append(name)
-        if name in INTERVALS:
+        if name in metrics:
             order += [f"{name}_lo", f"{name}_hi"]
     return out.select(order)
 

@@ -303,7 +303,10 @@ def _rank_tables(tables, multilabel: pl.DataFrame) -> list[str]:
         per_label = tables.get(table)
         if rows.is_empty() or per_label is None:
             continue
-        macro = _as_rows(macro_rows(per_label, metrics), multilabel, micro=True).with_columns(
+        macro = tables.get(f"multilabel_macro_{table}")  # with intervals, when bootstrapped
+        if macro is None:
+            macro = macro_rows(per_label, metrics)
+        macro = _as_rows(macro, multilabel, micro=True).with_columns(
             model=pl.col("model").str.replace(MICRO, "macro", literal=True)
         )
         rows = pl.concat([rows, macro.drop("average")], how="diagonal_relaxed")
@@ -315,9 +318,11 @@ def _rank_tables(tables, multilabel: pl.DataFrame) -> list[str]:
         out.append(f"<h3>{heading}</h3>\n" + by_dataset(_prepared(rows), draw))
     if out:
         out[0] = (
-            "<p>Per label the intervals of the statistical layer; micro and macro are point "
-            "estimates (their intervals' coverage is verified for the calibration metrics "
-            "above, not yet for the rank metrics). Macro: the mean over labels.</p>\n" + out[0]
+            "<p>Prediction-confidence mode: does c rank a label's right decisions above its "
+            "wrong ones? Micro: every pair pooled; macro: the mean over labels. Intervals as "
+            "for a single-label cell (the macro one: of the mean of the labels' replicates), "
+            "their coverage verified by the same simulation as the calibration table's; "
+            "none for AUPR and coverage @ risk, as for single-label cells.</p>\n" + out[0]
         )
     return out
 
