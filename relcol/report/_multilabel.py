@@ -7,8 +7,10 @@ table with intervals (both modes, micro and macro too), reliability diagrams, co
 distributions of right and wrong decisions, risk–coverage curves, the discrimination and
 selective-prediction tables, and the label × confidence-bin heatmap. The figures are the
 single-label figures, a row (or line) per label instead of per model. Formatting only:
-every number is a column of the tables passed in (the macro rows of the discrimination and
-selective tables are ``relcol.analysis._multilabel.macro_rows`` of their label rows).
+every number is a column of the tables passed in (``multilabel``, ``multilabel_bins``, the
+``multilabel_micro_*`` and ``multilabel_macro_*`` tables and the label rows of the
+single-label ones); without the bootstrap the macro rank rows are
+``relcol.analysis._multilabel.macro_rows`` of the label rows.
 """
 
 from __future__ import annotations
