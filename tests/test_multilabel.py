@@ -406,3 +406,18 @@ def test_the_report_gives_each_named_label_every_single_label_view(tmp_path):
     assert f"{macro['auroc']:.3f} [{macro['auroc_lo']:.3f}, {macro['auroc_hi']:.3f}]" in section
     # the terminal summary names the labels too
     assert all(name in result.summary for name in EMAIL_LABELS)
+
+
+def test_without_the_bootstrap_the_section_says_so_and_macro_is_a_plain_mean(wh, tmp_path):
+    result = relcol.report(wh, study="ml0", out=tmp_path / "r", bootstrap=0)
+    html = result.html.read_text()
+    section = html[html.index('<section id="multilabel">') :]
+    section = section[: section.index("</section>")]
+    assert "No intervals: the report was made without the bootstrap (B = 0)." in section
+    assert "Where trust breaks, per label" not in section  # no statistical layer, no verdicts
+    exported = pl.read_parquet(tmp_path / "r" / "multilabel.parquet")
+    assert not any(c.endswith("_lo") for c in exported.columns)
+    # the macro AUROC row is the mean of the labels' AUROCs, printed without brackets
+    aurocs = pl.read_parquet(tmp_path / "r" / "discrimination.parquet")["auroc"]
+    assert "macro</th>" in section or ">macro<" in section
+    assert f"{aurocs.mean():.3f}</td>" in section
