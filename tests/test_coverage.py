@@ -237,7 +237,7 @@ def test_every_printed_multilabel_interval_covers(multilabel_studies):
 
 
 @pytest.mark.slow
-def test_the_macro_metrics_without_an_interval_would_not_cover(multilabel_studies):
+def test_the_multilabel_macro_metrics_without_an_interval_would_not_cover(multilabel_studies):
     for metric in NO_MACRO_INTERVAL:
         missed = [
             not LOW <= multilabel_studies.coverage[(mode, "macro", metric)] <= HIGH
