@@ -107,7 +107,10 @@ def recalibrate(
 
 
 def summary(table) -> str:
-    """ECE, Brier and NLL before → after, one line per cell and method."""
+    """ECE, Brier and NLL before → after, one line per cell and method (a label by its name)."""
+    from relcol.analysis._multilabel import named_labels
+
+    table = named_labels(table)
     wide = table.pivot(
         on="metric",
         index=["dataset", "model", "corruption", "severity", "label", "method", "n"],

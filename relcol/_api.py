@@ -34,6 +34,7 @@ from relcol._external import (  # noqa: F401
     ingest_predictions,
     multilabel,
     multilabel_bins,
+    multilabel_statistics,
     recalibrate,
     recalibration,
     soft_agreement,
@@ -41,6 +42,7 @@ from relcol._external import (  # noqa: F401
 )
 from relcol.analysis._bins import figure_tables, risk_coverage
 from relcol.analysis._monitoring import monitoring_tables
+from relcol.analysis._multilabel import name_label_codes
 from relcol.analysis._scorecard import corruption_error
 from relcol.analysis._scorecard import scorecard as _scorecard
 from relcol.analysis._statistical import statistical_tables
@@ -301,6 +303,10 @@ def report_tables(
             intervals=intervals,
         )
         tables |= layer
+        if "multilabel" in tables:  # per label, micro and macro, paired over samples
+            tables |= multilabel_statistics(
+                wh, study, tables, replicates=bootstrap, alpha=alpha, bins=bins, seed=seed
+            )
         tables["calibration"] = tables["calibration"].with_columns(
             bootstrap=pl.lit(bootstrap, pl.Int32)
         )
@@ -432,7 +438,12 @@ def report(
         shutil.rmtree(staged, ignore_errors=True)
     html = out_dir / "index.html"
     table = tables["calibration"]
-    summary = terminal_summary(table, tables.get("thresholds"))
+    ml = tables.get("multilabel")  # labels by name, not code
+    thresholds = tables.get("thresholds")
+    summary = terminal_summary(
+        name_label_codes(table, ml),
+        None if thresholds is None else name_label_codes(thresholds, ml),
+    )
     summary = "\n".join(s for s in (summary, sources_summary(tables)) if s)
     return ReportResult(study=study, out=out_dir, html=html, calibration=table, summary=summary)
 
@@ -478,7 +489,9 @@ def _report_content(wh: Warehouse, study: str, settings: dict):
 
 def _cannot_write_report(out_dir: Path, exc: OSError) -> str:
     where = f" ({exc.filename})" if exc.filename else ""
-    return f"cannot write the report to {out_dir}: {exc.strerror or exc}{where}; nothing was changed"
+    return (
+        f"cannot write the report to {out_dir}: {exc.strerror or exc}{where}; nothing was changed"
+    )
 
 
 def _warehouse(warehouse: Warehouse | str | os.PathLike[str] | None) -> Warehouse:

@@ -25,15 +25,25 @@ from relcol import metrics
 from relcol.analysis import (
     calibration_split,
     multilabel_calibration,
+    multilabel_intervals,
+    multilabel_micro_tables,
     multilabel_pairs,
+    rank_tables_with_intervals,
     recalibrate_rows,
     recalibration_table,
+    with_multilabel_intervals,
 )
 from relcol.analysis import (
     multilabel_bins as _multilabel_bins,
 )
 from relcol.analysis._agreement import soft_agreement as agreement_table
-from relcol.data import EMAIL_LABELS, EMAIL_SEED_TABLE, email_predictions, read_predictions
+from relcol.data import (
+    EMAIL_LABELS,
+    EMAIL_SEED_AT_LEAST,
+    EMAIL_SEED_TABLE,
+    email_predictions,
+    read_predictions,
+)
 from relcol.data._predictions import spec_text
 from relcol.errors import InputError, ParameterError, WarehouseError
 from relcol.metrics._params import check_bins
@@ -169,9 +179,7 @@ def multilabel(
     wh = _warehouse(warehouse)
     study = wh.require_study(study)
     if engine == "duckdb":
-        return wh.sql(
-            "SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None
-        )
+        return wh.sql("SELECT * FROM multilabel WHERE study = ?", [study], bins=bins, timeout=None)
     _check_engine(engine)
     table = multilabel_calibration(_pairs(wh, study), bins=bins).collect()
     return _with_label_names(wh, study, table, after="average")
@@ -195,6 +203,27 @@ def multilabel_bins(
         _check_engine(engine)
         table = _multilabel_bins(_pairs(wh, study), bins=bins).collect()
     return _with_label_names(wh, study, table, after="target")
+
+
+def multilabel_statistics(
+    wh: Warehouse,
+    study: str,
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    replicates: int,
+    alpha: float,
+    bins: int,
+    seed: int,
+) -> dict[str, pl.DataFrame]:
+    """The report's multi-label tables with bootstrap intervals per label, micro and macro
+    (``relcol.analysis.multilabel_intervals``: the 0/1 target, paired over samples):
+    ``multilabel``, and the micro and macro discrimination and selective tables
+    (``relcol.analysis.rank_tables_with_intervals``)."""
+    bounds = multilabel_intervals(
+        _pairs(wh, study), replicates=replicates, alpha=alpha, bins=bins, seed=seed
+    )
+    out = {"multilabel": with_multilabel_intervals(tables["multilabel"], bounds)}
+    return out | rank_tables_with_intervals(tables, bounds)
 
 
 def _pairs(wh: Warehouse, study: str) -> pl.LazyFrame:
@@ -307,7 +336,9 @@ def recalibrate(
         split = calibration_split(rows.select("dataset", "sample_id"), fraction=fraction, seed=seed)
         how = {"kind": "fraction", "fraction": fraction, "seed": seed}
     done = recalibrate_rows(rows, split, methods, bins=histogram_bins)
-    table = recalibration_table(done.rows, done.models, bins=bins)
+    table = _with_label_names(
+        wh, study, recalibration_table(done.rows, done.models, bins=bins), after="label"
+    )
     source_run = wh.sql("SELECT run_id FROM runs WHERE study = ?", [study])["run_id"][0]
     spec = json.dumps(
         {
@@ -369,7 +400,8 @@ def recalibration(
     if spec.get("kind") != "recalibration":
         return pl.DataFrame()
     models = {after: (v["model"], v["method"]) for after, v in spec["models"].items()}
-    return recalibration_table(wh.predictions(study), models, bins=bins)
+    table = recalibration_table(wh.predictions(study), models, bins=bins)
+    return _with_label_names(wh, study, table, after="label")
 
 
 def _carried_annotations(
@@ -433,9 +465,11 @@ def example(
 _DEFINITIONS = {
     "accuracy": "micro, prediction confidence: share of (email, label) decisions right",
     "ece": "micro, prediction confidence, 15 equal-width bins",
+    "mce": "micro, prediction confidence: the largest |acc - conf| of those 15 bins",
     "brier": "brier_top micro: mean (c − z)², the same in both modes",
     "nll": "nll_top micro: binary cross-entropy of c against z",
     "auroc": "relcol.metrics auroc of c for right vs wrong, all pairs pooled",
+    "pr_auc": "relcol.metrics aupr_success: average precision of c, positive = right",
     "cohens_d": "relcol.metrics cohens_d of c, right vs wrong (σ with ddof = 1)",
     "point_biserial": "relcol.metrics point_biserial: Pearson r of c and z",
 }
@@ -444,10 +478,12 @@ _DEFINITIONS = {
 def email_comparison(
     warehouse: Warehouse | str | os.PathLike[str] | None = None, *, study: str = "email-example"
 ) -> pl.DataFrame:
-    """The seed document's §7.2 numbers beside relcol's for the ingested example.
+    """The seed document's §7.2 table, every row, beside relcol's for the ingested example.
 
-    Discrimination numbers come from ``relcol.metrics.REGISTRY`` and are null until it has
-    them (``auroc``, ``cohens_d``, ``point_biserial``).
+    ``relation`` is ``≥`` where the seed states a lower bound only (MCE "0.25+", PR-AUC
+    "0.85+"), else ``=``. Discrimination numbers come from ``relcol.metrics.REGISTRY``
+    (``auroc``, ``aupr_success`` as PR-AUC, ``cohens_d``, ``point_biserial``), computed on
+    every (email, label) pair pooled.
     """
     wh = _warehouse(warehouse)
     table = multilabel(wh, study=study).filter(
@@ -461,24 +497,30 @@ def email_comparison(
     ours = {
         "accuracy": row["accuracy"],
         "ece": row["ece"],
+        "mce": row["mce"],
         "brier": row["brier_top"],
         "nll": row["nll_top"],
     }
     pooled = wh.predictions(study).with_columns(pooled=pl.lit("all"))
-    for metric in ("auroc", "cohens_d", "point_biserial"):
-        entry = metrics.REGISTRY.get(metric)
-        ours[metric] = (
-            entry.compute(pooled, ["pooled"]).collect()[metric][0] if entry is not None else None
-        )
+    for name, metric in (
+        ("auroc", "auroc"),
+        ("pr_auc", "aupr_success"),
+        ("cohens_d", "cohens_d"),
+        ("point_biserial", "point_biserial"),
+    ):
+        entry = metrics.REGISTRY[metric]
+        ours[name] = entry.compute(pooled, ["pooled"]).collect()[metric][0]
     return pl.DataFrame(
         {
             "metric": list(EMAIL_SEED_TABLE),
+            "relation": ["≥" if m in EMAIL_SEED_AT_LEAST else "=" for m in EMAIL_SEED_TABLE],
             "seed_document": list(EMAIL_SEED_TABLE.values()),
             "relcol": [ours[m] for m in EMAIL_SEED_TABLE],
             "definition": [_DEFINITIONS[m] for m in EMAIL_SEED_TABLE],
         },
         schema={
             "metric": pl.String,
+            "relation": pl.String,
             "seed_document": pl.Float64,
             "relcol": pl.Float64,
             "definition": pl.String,
@@ -493,8 +535,9 @@ def external_tables(wh: Warehouse, study: str, *, bins: int = 15) -> dict[str, p
     """The report tables of this module that apply to ``study``.
 
     ``by_class`` (calibration per predicted class, with class names) for an ingested
-    single-label prediction file; ``multilabel`` and ``multilabel_bins`` when the study
-    has multi-label rows; ``recalibration`` for a study written by ``recalibrate``.
+    single-label prediction file; ``multilabel``, ``multilabel_bins`` and the micro
+    average's tables (``relcol.analysis.multilabel_micro_tables``) when the study has
+    multi-label rows; ``recalibration`` for a study written by ``recalibrate``.
     """
     spec = _spec(wh, study)
     kind = spec.get("kind")
@@ -506,6 +549,7 @@ def external_tables(wh: Warehouse, study: str, *, bins: int = 15) -> dict[str, p
     if has_labels:
         tables["multilabel"] = multilabel(wh, study=study, bins=bins)
         tables["multilabel_bins"] = multilabel_bins(wh, study=study, bins=bins)
+        tables |= multilabel_micro_tables(rows, bins=bins)
     if kind == "recalibration":
         tables["recalibration"] = recalibration(wh, study=study, bins=bins)
     if kind == "predictions" and any(v != "stated" for v in spec.get("source_kinds", {}).values()):

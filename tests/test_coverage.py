@@ -2,7 +2,9 @@
 
 The truth of each metric is its population value by quadrature (``Law.truth``), checked
 here against a very large simulated sample and, for AUROC, against a double integral.
-The slow tests (CI runs them) run 500 independent studies of the decisive settings through
+The multi-label intervals (per label, micro, macro, both modes) have their own simulation
+(``multilabel_coverage_study``) and the same band. The slow tests (CI runs them) run 500
+independent studies of the decisive settings through
 the report's code with B = 1000 and assert, for every metric of ``INTERVAL_METRICS`` and
 the per-bin accuracy intervals, a realised coverage within [0.93, 0.97] widened by two
 Monte Carlo standard errors beyond that band's ends where the band is missed by less (see
@@ -19,10 +21,19 @@ import numpy as np
 import polars as pl
 import pytest
 from scipy import integrate, stats
+from sklearn.metrics import roc_auc_score
 
-from relcol.analysis import LAWS, coverage_study, simulate_studies
+from relcol.analysis import (
+    LAWS,
+    coverage_study,
+    multilabel_coverage_study,
+    multilabel_pairs,
+    simulate_multilabel,
+    simulate_studies,
+)
 from relcol.analysis._bootstrap import INTERVAL_METRICS, MIN_BIN_SAMPLES, NO_INTERVAL
-from relcol.analysis._coverage import METRICS
+from relcol.analysis._coverage import METRICS, MULTILABEL_LAWS, multilabel_truth
+from relcol.analysis._multilabel import INTERVALS, NO_MACRO_INTERVAL, interval_metrics
 from relcol.metrics import metric_tables
 from relcol.store import CELL
 
@@ -145,3 +156,91 @@ def test_the_per_bin_accuracy_intervals_cover(studies):
             bins = result.bin_coverage(binning)
             assert bins["bins"] >= STUDIES, (result.law, binning)
             assert LOW <= bins["rule"] <= HIGH, (result.law, result.n, binning, bins)
+
+
+# Multi-label: per label, micro and macro, both modes ------------------------------------------
+
+
+def _sample(c: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """The sample values of the multi-label interval metrics, with numpy."""
+    clipped = np.clip(c, 1e-15, 1 - 1e-15)
+    return {
+        "accuracy": y.mean(),
+        "mean_confidence": c.mean(),
+        "gap": c.mean() - y.mean(),
+        "abs_gap": abs(c.mean() - y.mean()),
+        "brier_top": ((c - y) ** 2).mean(),
+        "nll_top": -(y * np.log(clipped) + (1 - y) * np.log1p(-clipped)).mean(),
+    }
+
+
+def test_the_multilabel_truth_is_the_law_in_a_very_large_sample():
+    rows = simulate_multilabel(1, 300_000, positive_rate=0.4, seed=5)
+    pairs = multilabel_pairs(rows).filter(pl.col("target") == "binary").collect()
+    truth = multilabel_truth(positive_rate=0.4)
+    for mode in ("prediction_confidence", "positive_class"):
+        part = pairs.filter(pl.col("mode") == mode)
+        c, y = part["confidence"].to_numpy(), part["outcome"].to_numpy()
+        code = part["label"].to_numpy()
+        values = {
+            name: _sample(c[code == k], y[code == k]) for k, name in enumerate(MULTILABEL_LAWS)
+        }
+        values["micro"] = _sample(c, y)
+        values["macro"] = {m: np.mean([values[n][m] for n in MULTILABEL_LAWS]) for m in INTERVALS}
+        for average, sampled in values.items():
+            for metric in INTERVALS:
+                expected = truth[(mode, average, metric)]
+                assert sampled[metric] == pytest.approx(expected, abs=0.004), (
+                    mode,
+                    average,
+                    metric,
+                )
+        if mode == "prediction_confidence":  # AUROC and Cohen's d, per label and pooled
+            z = y > 0.5
+            aurocs = [roc_auc_score(z[code == k], c[code == k]) for k in range(3)]
+            assert truth[(mode, "micro", "auroc")] == pytest.approx(roc_auc_score(z, c), abs=0.004)
+            assert truth[(mode, "macro", "auroc")] == pytest.approx(np.mean(aurocs), abs=0.004)
+            right, wrong = c[z], c[~z]
+            d = (right.mean() - wrong.mean()) / np.sqrt((right.var() + wrong.var()) / 2)
+            assert truth[(mode, "micro", "cohens_d")] == pytest.approx(d, abs=0.01)
+    # the positive-class mode's truth differs from the prediction-confidence mode's
+    assert truth[("positive_class", "micro", "accuracy")] != pytest.approx(
+        truth[("prediction_confidence", "micro", "accuracy")], abs=0.05
+    )
+
+
+def test_a_small_multilabel_coverage_study_reports_every_interval():
+    result = multilabel_coverage_study(studies=10, n=60, replicates=50)
+    averages = {*MULTILABEL_LAWS, "micro", "macro"}
+    modes = ("prediction_confidence", "positive_class")
+    expected = {(m, a, x) for m in modes for a in averages for x in interval_metrics(m)}
+    assert set(result.coverage) == expected
+    assert ("prediction_confidence", "macro", "auroc") in expected
+    assert ("positive_class", "micro", "auroc") not in expected
+    assert all(0 <= v <= 1 for v in result.coverage.values())
+    assert np.isfinite(result.standard_error(("positive_class", "micro", "accuracy")))
+
+
+@pytest.fixture(scope="module")
+def multilabel_studies():
+    return multilabel_coverage_study(STUDIES, 200, replicates=1000, seed=7)
+
+
+@pytest.mark.slow
+def test_every_printed_multilabel_interval_covers(multilabel_studies):
+    failures = {
+        key: round(p, 3)
+        for key, p in multilabel_studies.coverage.items()
+        if not (key[1] == "macro" and key[2] in NO_MACRO_INTERVAL) and not within(p, STUDIES)
+    }
+    assert not failures
+
+
+@pytest.mark.slow
+def test_the_multilabel_macro_metrics_without_an_interval_would_not_cover(multilabel_studies):
+    for metric in NO_MACRO_INTERVAL:
+        missed = [
+            not LOW <= multilabel_studies.coverage[(mode, "macro", metric)] <= HIGH
+            for mode in ("prediction_confidence", "positive_class")
+        ]
+        assert any(missed), metric

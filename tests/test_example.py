@@ -1,8 +1,8 @@
 """The seed document's dummy email dataset (seeds/001, §7): regenerated, ingested, reported, and
 its numbers near the seed's table (ECE ≈ 0.21, AUROC ≈ 0.98, Cohen's d ≈ 3.3, Brier ≈ 0.09).
 
-AUROC and Cohen's d are computed here independently (scikit-learn, numpy); relcol's own
-``auroc`` and ``cohens_d`` are held to them once ``relcol.metrics.REGISTRY`` has them.
+AUROC, PR-AUC, Cohen's d and the point-biserial r are computed here independently
+(scikit-learn, numpy) and relcol's own numbers are held to them.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 from relcol.cli import main
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import average_precision_score, roc_auc_score
 
 import relcol
-from relcol.data import EMAIL_LABELS, EMAIL_SEED_TABLE, email_predictions
-from relcol.metrics import REGISTRY
+from relcol.data import EMAIL_LABELS, EMAIL_SEED_AT_LEAST, EMAIL_SEED_TABLE, email_predictions
 from tests import reference
 
 
@@ -55,7 +54,7 @@ def test_the_same_seed_gives_the_same_frame_and_agreement_leaves_the_rest_alone(
     assert fewer.drop("agreement").equals(email_predictions(0).drop("agreement"))
 
 
-def test_the_four_numbers_land_near_the_seeds_table(example):
+def test_every_row_of_the_seeds_table_lands_near_it(example):
     wh, result = example
     rows = wh.predictions("email-example").collect()
     c, z = rows["confidence"].to_numpy(), rows["correct"].to_numpy()
@@ -70,12 +69,18 @@ def test_the_four_numbers_land_near_the_seeds_table(example):
     assert ours["brier"] == pytest.approx(EMAIL_SEED_TABLE["brier"], abs=0.01)
     assert ours["accuracy"] == pytest.approx(EMAIL_SEED_TABLE["accuracy"], abs=0.05)
     assert ours["nll"] == pytest.approx(EMAIL_SEED_TABLE["nll"], abs=0.03)
-    # relcol's discrimination metrics, once they exist, must equal the references
-    for name, expected in (("auroc", auroc), ("cohens_d", d)):
-        if name in REGISTRY:
-            assert ours[name] == pytest.approx(expected, abs=1e-9)
-        else:
-            assert ours[name] is None
+    # every row of the seed's table is there, in its order, with relcol's value beside it
+    assert result.comparison["metric"].to_list() == list(EMAIL_SEED_TABLE)
+    assert result.comparison["relcol"].null_count() == 0
+    relation = dict(zip(result.comparison["metric"], result.comparison["relation"], strict=True))
+    assert {m for m, r in relation.items() if r == "≥"} == EMAIL_SEED_AT_LEAST == {"mce", "pr_auc"}
+    pr_auc = average_precision_score(z, c)
+    r = float(np.corrcoef(c, z.astype(float))[0, 1])
+    for name, expected in (("auroc", auroc), ("cohens_d", d), ("pr_auc", pr_auc),
+                           ("point_biserial", r), ("mce", reference.metrics(c, z, 15)["mce"])):
+        assert ours[name] == pytest.approx(expected, abs=1e-9), name  # fmt: skip
+    # the seed gives MCE and PR-AUC as lower bounds ("0.25+", "0.85+"): both hold here
+    assert ours["mce"] >= EMAIL_SEED_TABLE["mce"] and ours["pr_auc"] >= EMAIL_SEED_TABLE["pr_auc"]
 
 
 @pytest.mark.parametrize("seed", range(1, 9))
@@ -109,6 +114,9 @@ def test_the_cli_prints_the_comparison_and_the_report_works(tmp_path):
     assert (
         "ece" in done.stdout and "0.2098" in done.stdout and "report: relcol report" in done.stdout
     )
+    printed = {line.split()[0]: line.split()[1:3] for line in done.stdout.splitlines()[2:11]}
+    assert list(printed) == list(EMAIL_SEED_TABLE)
+    assert printed["mce"][0] == "0.25+" and printed["pr_auc"][0] == "0.85+"
     report = runner.invoke(
         main,
         ["report", "--study", "email-example", "--warehouse", wh, "--out", str(tmp_path / "r")],

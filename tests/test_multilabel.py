@@ -10,7 +10,14 @@ from polars.testing import assert_frame_equal
 
 import relcol
 from relcol import metrics
-from relcol.analysis import multilabel_calibration, multilabel_pairs
+from relcol.analysis import (
+    multilabel_calibration,
+    multilabel_intervals,
+    multilabel_micro_tables,
+    multilabel_pairs,
+    poisson_weights,
+)
+from relcol.analysis._multilabel import INTERVALS, NO_MACRO_INTERVAL, macro_rows
 from tests import reference
 
 LABELS = ["A", "B", "C"]
@@ -209,7 +216,7 @@ def test_polars_builders_match_without_the_warehouse(wh):
 def test_the_report_of_a_multilabel_study_has_the_section_and_heatmap(wh, tmp_path):
     result = relcol.report(wh, study="ml0", out=tmp_path / "r")
     html = result.html.read_text()
-    assert '<section id="multilabel">' in html and "Per-label calibration" in html
+    assert '<section id="multilabel">' in html and "per label, micro and macro" in html
     assert "prediction confidence (c vs correct)" in html and "positive class" in html
     assert html.count('aria-label="Label by confidence-bin heatmap') == 1
     assert ">A<" in html or "A</" in html  # label names, not codes
@@ -225,3 +232,192 @@ def test_a_single_label_study_has_no_multilabel_table(tmp_path):
     )
     assert relcol.multilabel(wh, study="s").is_empty()
     assert "multilabel" not in relcol._api.report_tables(wh, "s")
+
+
+def _percentile(values: np.ndarray) -> tuple[float, float]:
+    return tuple(np.quantile(values[np.isfinite(values)], [0.025, 0.975]))
+
+
+@pytest.mark.parametrize("mode", ["prediction_confidence", "positive_class"])
+def test_intervals_are_the_explicit_reweighting_of_samples(wh, mode):
+    """Per label, micro and macro intervals equal numpy's percentiles of the metrics
+    recomputed under each replicate's Poisson weights, one weight per sample for all of
+    its labels (so micro is a clustered resample, and macro the mean of the labels')."""
+    pairs = multilabel_pairs(wh.predictions("ml0")).collect()
+    bounds = multilabel_intervals(pairs, replicates=200, seed=3)
+    rows = pairs.filter((pl.col("mode") == mode) & (pl.col("target") == "binary")).sort(
+        "sample_id", "label"
+    )
+    samples = np.unique(rows["sample_id"].to_numpy())
+    w = poisson_weights("ml0", samples, 200, seed=3).astype(np.float64)  # B × samples
+    index = np.searchsorted(samples, rows["sample_id"].to_numpy())
+    c, z, label = rows["confidence"].to_numpy(), rows["outcome"].to_numpy(), rows["label"]
+
+    def metrics_of(mask: np.ndarray) -> dict[str, np.ndarray]:
+        weight = w[:, index[mask]]  # B × rows
+        total = weight.sum(axis=1)
+        cm, zm = c[mask], z[mask]
+        clipped = np.clip(cm, 1e-15, 1 - 1e-15)
+        nll = -(zm * np.log(clipped) + (1 - zm) * np.log1p(-clipped))
+        out = {
+            "accuracy": weight @ zm / total,
+            "mean_confidence": weight @ cm / total,
+            "brier_top": weight @ (cm - zm) ** 2 / total,
+            "nll_top": weight @ nll / total,
+        }
+        out["gap"] = out["mean_confidence"] - out["accuracy"]
+        return out
+
+    per_label = {k: metrics_of((label == k).to_numpy()) for k in range(len(LABELS))}
+    expected = {("micro", None): metrics_of(np.ones(len(c), dtype=bool))}
+    expected |= {("label", k): v for k, v in per_label.items()}
+    expected[("macro", None)] = {
+        m: np.mean([per_label[k][m] for k in per_label], axis=0) for m in per_label[0]
+    }
+    ours = bounds.filter((pl.col("mode") == mode) & (pl.col("target") == "binary"))
+    assert ours.height == len(LABELS) + 2
+    for (average, code), values in expected.items():
+        row = ours.filter(
+            (pl.col("average") == average)
+            & (pl.col("label").is_null() if code is None else pl.col("label") == code)
+        ).row(0, named=True)
+        for metric in ("accuracy", "mean_confidence", "gap", "brier_top", "nll_top"):
+            lo, hi = _percentile(values[metric])
+            assert row[f"{metric}_lo"] == pytest.approx(lo, abs=1e-9), (average, code, metric)
+            assert row[f"{metric}_hi"] == pytest.approx(hi, abs=1e-9), (average, code, metric)
+        if average == "macro":  # printed without an interval, documented why
+            assert row["abs_gap_lo"] is None and "abs_gap" in NO_MACRO_INTERVAL
+        else:  # |Δ|: the image of Δ's interval under |·|
+            lo, hi = _percentile(values["gap"])
+            low = 0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))
+            assert row["abs_gap_lo"] == pytest.approx(low, abs=1e-9)
+            assert row["abs_gap_hi"] == pytest.approx(max(abs(lo), abs(hi)), abs=1e-9)
+    assert set(INTERVALS) == {"accuracy", "mean_confidence", "gap", "abs_gap", "brier_top",
+                              "nll_top"}  # fmt: skip
+
+
+def test_micro_and_macro_rank_intervals_are_the_labels_replicates(wh):
+    """Micro's AUROC, Cohen's d … intervals are those of the pooled rows bootstrapped alone;
+    macro's the percentiles of the mean of the labels' replicates, each label bootstrapped
+    alone (the weights depend on (study, seed, replicate, sample) only)."""
+    from relcol.analysis import bootstrap, percentile_interval
+    from relcol.analysis._multilabel import RANK_INTERVALS
+
+    rows = wh.predictions("ml0").collect()
+    bounds = multilabel_intervals(multilabel_pairs(rows), replicates=150, seed=2).filter(
+        pl.col("mode") == "prediction_confidence"
+    )
+    micro = bootstrap(rows.with_columns(label=pl.lit(None, pl.Int32)), replicates=150, seed=2)
+    labels = [
+        bootstrap(rows.filter(pl.col("label") == k), replicates=150, seed=2)
+        for k in range(len(LABELS))
+    ]
+    assert "auroc" in RANK_INTERVALS and "aupr_success" not in RANK_INTERVALS
+    for metric in RANK_INTERVALS:
+        row = bounds.filter(pl.col("average") == "micro").row(0, named=True)
+        lo, hi = percentile_interval(micro.values[metric])
+        assert (row[f"{metric}_lo"], row[f"{metric}_hi"]) == pytest.approx((lo[0], hi[0]))
+        mean = np.mean([r.values[metric][0] for r in labels], axis=0)
+        lo, hi = percentile_interval(mean[None, :])
+        row = bounds.filter(pl.col("average") == "macro").row(0, named=True)
+        assert (row[f"{metric}_lo"], row[f"{metric}_hi"]) == pytest.approx((lo[0], hi[0]))
+    positive = multilabel_intervals(multilabel_pairs(rows), replicates=20).filter(
+        pl.col("mode") == "positive_class"
+    )
+    assert positive["auroc_lo"].null_count() == positive.height  # rank metrics: one mode
+
+
+def test_the_micro_tables_pool_every_pair_as_one_cell(wh):
+    rows = wh.predictions("ml0").collect()
+    tables = multilabel_micro_tables(rows, bins=15)
+    micro = tables["multilabel_micro"].row(0, named=True)
+    c, z = rows["confidence"].to_numpy(), rows["correct"].to_numpy()
+    ref = reference.metrics(c, z, 15)
+    assert micro["label"] is None and micro["n"] == len(c)
+    for metric in ("accuracy", "ece", "mce"):
+        assert micro[metric] == pytest.approx(ref[metric], abs=1e-12)
+    table = relcol.multilabel(wh, study="ml0").filter(
+        (pl.col("average") == "micro") & (pl.col("mode") == "prediction_confidence")
+        & (pl.col("target") == "binary")
+    )  # fmt: skip
+    assert micro["ece"] == pytest.approx(table["ece"].item(), abs=1e-12)
+    from sklearn.metrics import roc_auc_score
+
+    discrimination = tables["multilabel_micro_discrimination"].row(0, named=True)
+    assert discrimination["auroc"] == pytest.approx(roc_auc_score(z, c), abs=1e-12)
+    # a bin's Wilson interval counts its distinct samples once, whatever its labels
+    reliability = tables["multilabel_micro_reliability"]
+    assert set(reliability["binning"]) == {"width"}
+    bins = np.maximum(np.ceil(c * 15) - 1, 0).astype(int)
+    distinct = {b: len(np.unique(rows["sample_id"].to_numpy()[bins == b])) for b in set(bins)}
+    for row in reliability.iter_rows(named=True):
+        assert row["effective_n"] == distinct[row["bin"]]
+        assert row["n"] == (bins == row["bin"]).sum()
+    assert (reliability["effective_n"] < reliability["n"]).any()  # some bins hold 2 labels
+
+
+def test_macro_rows_average_the_labels(wh):
+    table = pl.DataFrame(
+        {"study": "s", "dataset": "d", "model": "m", "corruption": "none", "severity": 0.0,
+         "label": [0, 1, 2, None], "n": [10, 20, 30, 60], "auroc": [0.6, 0.7, 0.9, 0.5]}
+    )  # fmt: skip
+    macro = macro_rows(table, ["severity", "auroc"]).row(0, named=True)
+    assert macro["n"] == 60 and macro["label"] is None and macro["average"] == "macro"
+    assert macro["auroc"] == pytest.approx((0.6 + 0.7 + 0.9) / 3)
+
+
+def test_the_report_gives_each_named_label_every_single_label_view(tmp_path):
+    from relcol.data import EMAIL_LABELS
+
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.example("email", wh)
+    result = relcol.report(wh, study="email-example", out=tmp_path / "r", bootstrap=200)
+    html = result.html.read_text()
+    section = html[html.index('<section id="multilabel">') :]
+    section = section[: section.index("</section>")]
+    for heading in ("Where trust breaks, per label", "Reliability diagrams",
+                    "Confidence distributions", "Risk–coverage", "Discrimination",
+                    "Selective prediction", "Label × confidence bin"):  # fmt: skip
+        assert f"<h3>{heading}</h3>" in section, heading
+    for prefix in ("mlrel1", "mlconf1", "mlrc1", "mlheat1"):
+        assert f'id="{prefix}' in section, prefix
+    # every label by name in the verdicts, tables and figures; micro and macro rows too
+    for name in (*EMAIL_LABELS, "micro (all labels)", "macro"):
+        assert name in section, name
+    assert "label 4" not in html
+    # the calibration table prints micro accuracy with its interval, from the exported table
+    table = pl.read_parquet(tmp_path / "r" / "multilabel.parquet")
+    micro = table.filter(
+        (pl.col("average") == "micro") & (pl.col("mode") == "prediction_confidence")
+        & (pl.col("target") == "binary")
+    ).row(0, named=True)  # fmt: skip
+    assert micro["accuracy_lo"] < micro["accuracy"] < micro["accuracy_hi"]
+    printed = f"{micro['accuracy']:.3f} [{micro['accuracy_lo']:.3f}, {micro['accuracy_hi']:.3f}]"
+    assert printed in section
+    agreement = table.filter(pl.col("target") == "agreement")
+    assert agreement["accuracy_lo"].null_count() == agreement.height  # no interval: a share
+    # macro discrimination with its interval (the mean of the labels' AUROC replicates)
+    macro = pl.read_parquet(tmp_path / "r" / "multilabel_macro_discrimination.parquet").row(
+        0, named=True
+    )
+    labels = pl.read_parquet(tmp_path / "r" / "discrimination.parquet")["auroc"]
+    assert macro["auroc"] == pytest.approx(labels.mean())
+    assert macro["auroc_lo"] < macro["auroc"] < macro["auroc_hi"]
+    assert f"{macro['auroc']:.3f} [{macro['auroc_lo']:.3f}, {macro['auroc_hi']:.3f}]" in section
+    # the terminal summary names the labels too
+    assert all(name in result.summary for name in EMAIL_LABELS)
+
+
+def test_without_the_bootstrap_the_section_says_so_and_macro_is_a_plain_mean(wh, tmp_path):
+    result = relcol.report(wh, study="ml0", out=tmp_path / "r", bootstrap=0)
+    html = result.html.read_text()
+    section = html[html.index('<section id="multilabel">') :]
+    section = section[: section.index("</section>")]
+    assert "No intervals: the report was made without the bootstrap (B = 0)." in section
+    assert "Where trust breaks, per label" not in section  # no statistical layer, no verdicts
+    exported = pl.read_parquet(tmp_path / "r" / "multilabel.parquet")
+    assert not any(c.endswith("_lo") for c in exported.columns)
+    # the macro AUROC row is the mean of the labels' AUROCs, printed without brackets
+    aurocs = pl.read_parquet(tmp_path / "r" / "discrimination.parquet")["auroc"]
+    assert "macro</th>" in section or ">macro<" in section
+    assert f"{aurocs.mean():.3f}</td>" in section

@@ -95,16 +95,37 @@ def test_isotonic_is_scikit_learns_and_histogram_maps_to_bin_accuracies():
     fitted = fit_map("isotonic", confidence=c, correct=z)
     iso = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(c, z)
     probe = np.linspace(-0.1, 1.1, 97)
-    np.testing.assert_allclose(fitted.apply(probe, None, None)[0], iso.predict(probe), atol=1e-12)
+    eps = 1 / 502  # the map's stated clipping, 1/(n_fit + 2)
+    np.testing.assert_allclose(
+        fitted.apply(probe, None, None)[0], np.clip(iso.predict(probe), eps, 1 - eps), atol=1e-12
+    )
     hist = fit_map(
         "histogram", confidence=[0.1, 0.2, 0.3, 0.4, 0.4, 0.9], correct=[0, 1, 0, 1, 1, 1], bins=3
     )
     np.testing.assert_array_equal(hist.params["edges"], [0.2, 0.4, 0.9])
     # ties never split: the two 0.4 land in one bin with 0.3
     np.testing.assert_allclose(hist.params["values"], [0.5, 2 / 3, 1.0])
+    # the last bin's accuracy 1 is clipped to 1 − 1/(6 + 2)
     np.testing.assert_allclose(
-        hist.apply(np.array([0.0, 0.25, 0.95]), None, None)[0], [0.5, 2 / 3, 1.0]
+        hist.apply(np.array([0.0, 0.25, 0.95]), None, None)[0], [0.5, 2 / 3, 7 / 8]
     )
+
+
+@pytest.mark.parametrize("method", ["temperature", "platt", "isotonic", "histogram"])
+def test_no_top_label_map_outputs_exact_0_or_1_isotonic_nll_regression(method):
+    # a perfectly separable calibration split: isotonic and histogram fit steps of 0 and 1,
+    # a tiny temperature saturates σ; clipped to [1/(n + 2), 1 − 1/(n + 2)] none reaches
+    # 0 or 1, and one evaluation row on the wrong side costs log(n + 2), not 34.5 nats
+    c = np.r_[np.linspace(0.05, 0.45, 20), np.linspace(0.55, 0.999999, 20)]
+    z = np.r_[np.zeros(20), np.ones(20)]
+    fitted = fit_map(method, confidence=c, correct=z, bins=2)
+    assert fitted.eps == pytest.approx(1 / 42) and fitted.describe()["eps"] == fitted.eps
+    out = fitted.apply(np.array([0.0, 0.05, 0.5, 0.9999999, 1.0]), None, None)[0]
+    assert out.min() >= 1 / 42 - 1e-15 and out.max() <= 41 / 42 + 1e-15
+    if method in ("isotonic", "histogram"):
+        assert out[0] == pytest.approx(1 / 42) and out[-1] == pytest.approx(41 / 42)
+        wrong = -np.log(1 - out[-1])  # NLL of a wrong row stated at the top step
+        assert wrong == pytest.approx(np.log(42))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -268,3 +289,28 @@ def test_the_cli_recalibrates_and_the_report_shows_before_and_after(wh, tmp_path
         main, ["recalibrate", "--study", "soft", "--fraction", "0", "--warehouse", str(wh.root)]
     )
     assert bad.exit_code == 2 and bad.stderr.count("\n") == 1 and "fraction" in bad.stderr
+
+
+def test_isotonic_on_the_email_example_lowers_nll_per_named_label_regression(tmp_path):
+    # unclipped isotonic steps of exactly 0 and 1 raised this NLL from 0.30–0.37 to
+    # 0.39–1.05 on every label; clipped to [1/(n_fit + 2), 1 − 1/(n_fit + 2)] it falls
+    from relcol.cli._recalibrate import summary
+
+    from relcol.data import EMAIL_LABELS
+
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.example("email", wh)
+    result = relcol.recalibrate(wh, study="email-example", methods=["isotonic"])
+    nll = result.table.filter(pl.col("metric") == "nll_top")
+    assert sorted(nll["label_name"]) == sorted(EMAIL_LABELS)
+    assert (nll["after"] < nll["before"]).all()
+    assert nll["after"].max() < 0.25 and nll["before"].min() > 0.29
+    # recomputed from the stored rows: the clipped map's NLL of c against z, label by label
+    rows = wh.predictions(result.study).filter(pl.col("model") == "llm+isotonic").collect()
+    for label, part in rows.partition_by("label", as_dict=True).items():
+        c, z = part["confidence"].to_numpy(), part["correct"].to_numpy()
+        assert 0 < c.min() and c.max() < 1
+        expected = -np.mean(np.where(z, np.log(c), np.log1p(-c)))
+        assert nll.filter(pl.col("label") == label[0])["after"].item() == pytest.approx(expected)
+    lines = summary(result.table).splitlines()
+    assert [line.split()[1] for line in lines] == sorted(EMAIL_LABELS)

@@ -20,9 +20,26 @@ from relcol.analysis._bootstrap import (
     with_intervals,
 )
 from relcol.analysis._corruptions import on_realised_axis, realised_rates, realised_trends
-from relcol.analysis._coverage import LAWS, CoverageResult, Law, coverage_study, simulate_studies
+from relcol.analysis._coverage import (
+    LAWS,
+    CoverageResult,
+    Law,
+    MultilabelCoverage,
+    coverage_study,
+    multilabel_coverage_study,
+    simulate_multilabel,
+    simulate_studies,
+)
 from relcol.analysis._degradation import degradation_summary, worst_gaps
-from relcol.analysis._multilabel import multilabel_bins, multilabel_calibration, multilabel_pairs
+from relcol.analysis._multilabel import (
+    multilabel_bins,
+    multilabel_calibration,
+    multilabel_intervals,
+    multilabel_micro_tables,
+    multilabel_pairs,
+    rank_tables_with_intervals,
+    with_multilabel_intervals,
+)
 from relcol.analysis._nulls import (
     DEGRADING,
     NULLS,
@@ -51,6 +68,7 @@ __all__ = [
     "NULLS",
     "CoverageResult",
     "Law",
+    "MultilabelCoverage",
     "RecalibrationMap",
     "Replicates",
     "TrafficLight",
@@ -68,6 +86,9 @@ __all__ = [
     "intervals",
     "multilabel_bins",
     "multilabel_calibration",
+    "multilabel_coverage_study",
+    "multilabel_intervals",
+    "multilabel_micro_tables",
     "multilabel_pairs",
     "on_realised_axis",
     "paired_differences",
@@ -75,12 +96,14 @@ __all__ = [
     "poisson_weight",
     "poisson_weights",
     "rank_metrics",
+    "rank_tables_with_intervals",
     "realised_rates",
     "realised_trends",
     "recalibrate_rows",
     "recalibration_table",
     "seed_spread",
     "simulate_curves",
+    "simulate_multilabel",
     "simulate_studies",
     "spearman",
     "spearman_rows",
@@ -88,6 +111,7 @@ __all__ = [
     "thresholds",
     "trends",
     "with_intervals",
+    "with_multilabel_intervals",
     "world_study",
     "worst_gaps",
 ]

@@ -30,6 +30,17 @@ coverage of a metric is the share of studies whose interval contains the truth; 
 Carlo standard error is √(p(1 − p)/studies). Metrics that print no interval
 (``NO_INTERVAL``) are measured with the percentile interval they would otherwise get, so
 the documentation of why they print none stays checked.
+
+**Multi-label** (``multilabel_coverage_study``): each sample has one row per label, label k
+following its own law (by default the three of ``LAWS``, so the labels differ), drawn
+independently; the predicted outcome is 1 with probability ``positive_rate`` whatever c,
+and the true one is the prediction when right, its opposite when wrong. The truth of a
+label in the prediction-confidence mode is its law's; in the positive-class mode the law of
+p = c (weight q, P(present) = g(c)) mixed with p = 1 − c (weight 1 − q, P(present) =
+1 − g(c)); micro's the mixture of the labels' populations with equal weights (every sample
+has every label), macro's the mean of the labels' values. The rows go through
+``multilabel_pairs``, ``multilabel_calibration`` and ``multilabel_intervals``, as in the
+report.
 """
 
 from __future__ import annotations
@@ -52,6 +63,13 @@ from relcol.analysis._bootstrap import (
     metric_interval,
     percentile_interval,
     rank_metrics,
+)
+from relcol.analysis._multilabel import (
+    MODES,
+    interval_metrics,
+    multilabel_calibration,
+    multilabel_intervals,
+    multilabel_pairs,
 )
 from relcol.metrics import metric_tables
 from relcol.store import CELL
@@ -112,10 +130,8 @@ class Law:
         w = np.full(levels, 1.0 / levels)
         g = self.outcome(c)
         right, wrong = w * g, w * (1 - g)
-        accuracy, confidence = right.sum(), (w * c).sum()
-        out = {"accuracy": accuracy, "mean_confidence": confidence}
-        out["gap"] = confidence - accuracy
-        out["abs_gap"] = abs(out["gap"])
+        accuracy = right.sum()
+        out = population_scores(c, w, g)
         width = np.maximum(np.ceil(c * bins) - 1, 0).astype(np.int64)
         mass = np.arange(levels) * bins // levels
         sums = {
@@ -131,7 +147,6 @@ class Law:
         out["rmsce"] = out["ece_debiased"] = np.sqrt(reliability)
         out["ece_excess"] = out["ece"]  # ECE₀ estimates the estimator's floor, not the truth
         out["ace"] = np.abs(sums["mass"][2] - sums["mass"][1]).sum()
-        out["brier_top"] = (w * c * c - 2 * right * c + right).sum()
         out["brier_reliability"] = reliability
         resolution = (acc[present] / p[present] - accuracy) ** 2 * p[present]
         out["brier_resolution"] = resolution.sum()
@@ -139,23 +154,9 @@ class Law:
         out["brier_within"] = (
             out["brier_top"] - reliability + out["brier_resolution"] - out["brier_uncertainty"]
         )
-        clipped = np.clip(c, 1e-15, 1 - 1e-15)
-        out["nll_top"] = -(right * np.log(clipped) + wrong * np.log1p(-clipped)).sum()
         for name, (if_right, if_wrong) in self.scores(c).items():
             out[name] = (right * if_right + wrong * if_wrong).sum()
-        # counts g and 1 − g per level (scaled by N): ``rank_metrics`` takes counts, and a
-        # level then always holds one row's worth of mass
-        ranks = rank_metrics(g, 1 - g, coverage, risk)
-        out |= {name: float(value) for name, value in ranks.items()}
-        out["aurc_optimal"] = (1 - accuracy) + accuracy * np.log(accuracy)
-        out["e_aurc"] = out["aurc"] - out["aurc_optimal"]
-        mean1, mean0 = (right * c).sum() / accuracy, (wrong * c).sum() / (1 - accuracy)
-        var1 = (right * c * c).sum() / accuracy - mean1**2
-        var0 = (wrong * c * c).sum() / (1 - accuracy) - mean0**2
-        out["cohens_d"] = (mean1 - mean0) / np.sqrt((var1 + var0) / 2)
-        var_c = (w * c * c).sum() - confidence**2
-        covariance = (right * c).sum() - confidence * accuracy
-        out["point_biserial"] = covariance / np.sqrt(var_c * accuracy * (1 - accuracy))
+        out |= population_ranks(c, g, coverage=coverage, risk=risk)
         return {name: float(value) for name, value in out.items()}
 
     def bin_accuracy(self, lower: np.ndarray, upper: np.ndarray, levels: int = GRID) -> np.ndarray:
@@ -169,6 +170,47 @@ class Law:
         with np.errstate(invalid="ignore", divide="ignore"):
             inside = (right[stop] - right[start]) / count
         return np.where(count > 0, inside, self.outcome((np.asarray(lower) + upper) / 2))
+
+
+def population_scores(c: np.ndarray, w: np.ndarray, g: np.ndarray) -> dict[str, float]:
+    """accuracy, mean_confidence, gap, abs_gap, brier_top and nll_top of a population whose
+    confidence takes level c_i with probability w_i (Σ w = 1) and is right with probability
+    g_i there."""
+    right, wrong = w * g, w * (1 - g)
+    accuracy, confidence = right.sum(), (w * c).sum()
+    clipped = np.clip(c, 1e-15, 1 - 1e-15)
+    return {
+        "accuracy": accuracy,
+        "mean_confidence": confidence,
+        "gap": confidence - accuracy,
+        "abs_gap": abs(confidence - accuracy),
+        "brier_top": (w * c * c - 2 * right * c + right).sum(),
+        "nll_top": -(right * np.log(clipped) + wrong * np.log1p(-clipped)).sum(),
+    }
+
+
+def population_ranks(
+    c: np.ndarray, g: np.ndarray, *, coverage: float = 0.8, risk: float = 0.05
+) -> dict[str, float]:
+    """The rank and moment metrics (AUROC … E-AURC, Cohen's d, point-biserial r) of a
+    population of levels c_i of equal probability, ascending, each right with probability
+    g_i there."""
+    w = np.full(len(c), 1.0 / len(c))
+    right, wrong = w * g, w * (1 - g)
+    accuracy, confidence = right.sum(), (w * c).sum()
+    # counts g and 1 − g per level (scaled by N): ``rank_metrics`` takes counts, and a
+    # level then always holds one row's worth of mass
+    out = {name: float(value) for name, value in rank_metrics(g, 1 - g, coverage, risk).items()}
+    out["aurc_optimal"] = (1 - accuracy) + accuracy * np.log(accuracy)
+    out["e_aurc"] = out["aurc"] - out["aurc_optimal"]
+    mean1, mean0 = (right * c).sum() / accuracy, (wrong * c).sum() / (1 - accuracy)
+    var1 = (right * c * c).sum() / accuracy - mean1**2
+    var0 = (wrong * c * c).sum() / (1 - accuracy) - mean0**2
+    out["cohens_d"] = (mean1 - mean0) / np.sqrt((var1 + var0) / 2)
+    var_c = (w * c * c).sum() - confidence**2
+    covariance = (right * c).sum() - confidence * accuracy
+    out["point_biserial"] = covariance / np.sqrt(var_c * accuracy * (1 - accuracy))
+    return out
 
 
 #: The laws every interval must cover on (METRICS.md §6).
@@ -195,20 +237,13 @@ def simulate_studies(
     rng = np.random.default_rng(seed)
     c = law.confidence(rng, (studies, n))
     right = rng.random((studies, n)) < law.outcome(c)
-    names = np.array([f"{prefix}-{i}" for i in range(studies)])
     total = studies * n
     k = law.classes
     proba = np.repeat(((1 - c) / (k - 1)).reshape(-1, 1), k, axis=1)
     proba[:, 0] = c.ravel()
     return pl.DataFrame(
         {
-            "study": np.repeat(names, n),
-            "dataset": "simulated",
-            "model": "law",
-            "corruption": "none",
-            "severity": np.zeros(total),
-            "seed": np.zeros(total, dtype=np.int32),
-            "repeat": np.zeros(total, dtype=np.int32),
+            **_study_columns(prefix, studies, n),
             "sample_id": np.tile(np.arange(n, dtype=np.int64), studies),
             "label": pl.Series([None] * total, dtype=pl.Int32),
             "confidence": c.ravel(),
@@ -217,6 +252,21 @@ def simulate_studies(
             "proba": pl.Series(proba).cast(pl.List(pl.Float64)),
         }
     )
+
+
+def _study_columns(prefix: str, studies: int, rows: int) -> dict[str, object]:
+    """The key columns of ``studies`` simulated studies of ``rows`` rows each, named
+    ``<prefix>-<i>``: one dataset, model, corruption ``none``, severity 0, seed 0, repeat 0."""
+    total = studies * rows
+    return {
+        "study": np.repeat(np.array([f"{prefix}-{i}" for i in range(studies)]), rows),
+        "dataset": "simulated",
+        "model": "law",
+        "corruption": "none",
+        "severity": np.zeros(total),
+        "seed": np.zeros(total, dtype=np.int32),
+        "repeat": np.zeros(total, dtype=np.int32),
+    }
 
 
 @dataclass(frozen=True)
@@ -374,3 +424,145 @@ def _bin_table(result, bins_table: pl.DataFrame, law: Law, alpha: float) -> pl.D
     lower[mass] = np.nextafter(lower[mass], -np.inf)
     truth = law.bin_accuracy(lower, table["bin_upper"].to_numpy())
     return table.with_columns(truth=truth).drop("bin_lower", "bin_upper")
+
+
+#: The laws of the simulated labels of ``multilabel_coverage_study`` (one label each).
+MULTILABEL_LAWS = ("overconfident", "crossing", "calibrated")
+
+
+def multilabel_truth(
+    laws: Iterable[Law | str] = MULTILABEL_LAWS, *, positive_rate: float = 0.4, levels: int = GRID
+) -> dict[tuple[str, str, str], float]:
+    """(mode, average, metric) → population value, ``average`` a label's law name, ``micro``
+    or ``macro``, for every metric of ``MULTILABEL_INTERVALS`` and, in the
+    prediction-confidence mode, of ``RANK_INTERVALS``."""
+    laws = [LAWS[law] if isinstance(law, str) else law for law in laws]
+    w = np.full(levels, 1.0 / levels)
+    q = positive_rate
+    out: dict[tuple[str, str, str], float] = {}
+    for mode in MODES:
+        populations = []
+        for law in laws:
+            c = law.grid(levels)
+            g = law.outcome(c)
+            if mode == "positive_class":
+                c, g = np.r_[c, 1 - c], np.r_[g, 1 - g]
+                population = (c, np.r_[w * q, w * (1 - q)], g)
+            else:
+                population = (c, w, g)
+            populations.append(population)
+            out |= {
+                (mode, law.name, m): float(v) for m, v in population_scores(*population).items()
+            }
+        pooled = [np.concatenate(parts) for parts in zip(*populations, strict=True)]
+        pooled[1] = pooled[1] / len(laws)
+        out |= {(mode, "micro", m): float(v) for m, v in population_scores(*pooled).items()}
+        if mode == "prediction_confidence":  # the rank metrics: equal-mass levels, sorted
+            for law, (c, _, g) in zip(laws, populations, strict=True):
+                out |= {(mode, law.name, m): float(v) for m, v in population_ranks(c, g).items()}
+            order = np.argsort(pooled[0], kind="stable")
+            ranks = population_ranks(pooled[0][order], pooled[2][order])
+            out |= {(mode, "micro", m): float(v) for m, v in ranks.items()}
+        for metric in interval_metrics(mode):
+            labels = [out[(mode, law.name, metric)] for law in laws]
+            out[(mode, "macro", metric)] = float(np.mean(labels))
+    return {key: value for key, value in out.items() if key[2] in interval_metrics(key[0])}
+
+
+def simulate_multilabel(
+    studies: int,
+    n: int,
+    *,
+    laws: Iterable[Law | str] = MULTILABEL_LAWS,
+    positive_rate: float = 0.4,
+    seed: int = 0,
+    prefix: str = "multilabel",
+) -> pl.DataFrame:
+    """The long-table rows of ``studies`` simulated multi-label studies of ``n`` samples,
+    label k (code k) following the k-th law; study i is named ``<prefix>-<i>``."""
+    laws = [LAWS[law] if isinstance(law, str) else law for law in laws]
+    rng = np.random.default_rng(seed)
+    shape = (studies, n, len(laws))
+    c = np.stack([law.confidence(rng, shape[:2]) for law in laws], axis=2)
+    g = np.stack([law.outcome(c[..., k]) for k, law in enumerate(laws)], axis=2)
+    right = rng.random(shape) < g
+    y_pred = (rng.random(shape) < positive_rate).astype(np.int32)
+    return pl.DataFrame(
+        {
+            **_study_columns(prefix, studies, n * len(laws)),
+            "sample_id": np.tile(np.repeat(np.arange(n, dtype=np.int64), len(laws)), studies),
+            "label": np.tile(np.arange(len(laws), dtype=np.int32), studies * n),
+            "y_true": np.where(right, y_pred, 1 - y_pred).ravel(),
+            "y_pred": y_pred.ravel(),
+            "confidence": c.ravel(),
+            "correct": right.ravel(),
+        }
+    )
+
+
+@dataclass(frozen=True)
+class MultilabelCoverage:
+    """Realised coverage of the multi-label intervals over simulated studies.
+
+    ``coverage`` and ``truth`` map (mode, average, metric) to the share of studies whose
+    interval contains the population value and to that value (``mean_estimate``: the mean
+    point estimate, for the calibration metrics); ``average`` is a label's law
+    name, ``micro`` or ``macro``. Macro metrics of ``NO_MACRO_INTERVAL`` are measured with
+    the percentile interval of the mean over labels they would otherwise print.
+    """
+
+    studies: int
+    n: int
+    replicates: int
+    truth: dict[tuple[str, str, str], float]
+    coverage: dict[tuple[str, str, str], float]
+    mean_estimate: dict[tuple[str, str, str], float]
+
+    def standard_error(self, key: tuple[str, str, str]) -> float:
+        """Monte Carlo standard error of a realised coverage."""
+        p = self.coverage[key]
+        return float(np.sqrt(p * (1 - p) / self.studies))
+
+
+def multilabel_coverage_study(
+    studies: int = 500,
+    n: int = 200,
+    *,
+    laws: Iterable[Law | str] = MULTILABEL_LAWS,
+    positive_rate: float = 0.4,
+    replicates: int = REPLICATES,
+    alpha: float = ALPHA,
+    bins: int = 15,
+    seed: int = 0,
+) -> MultilabelCoverage:
+    """Simulate ``studies`` multi-label studies and measure the per-label, micro and macro
+    intervals' coverage (every metric of ``MULTILABEL_INTERVALS``, both modes, and of
+    ``RANK_INTERVALS`` in the prediction-confidence mode)."""
+    laws = [LAWS[law] if isinstance(law, str) else law for law in laws]
+    rows = simulate_multilabel(studies, n, laws=laws, positive_rate=positive_rate, seed=seed)
+    pairs = multilabel_pairs(rows).collect()
+    points = multilabel_calibration(pairs, bins=bins).filter(pl.col("target") == "binary")
+    # every interval, also those of NO_MACRO_INTERVAL: measured with what they would print
+    bounds = multilabel_intervals(
+        pairs, replicates=replicates, alpha=alpha, bins=bins, seed=seed, withheld=()
+    )
+    keys = [*CELL, "mode", "target", "average"]
+    table = points.collect().join(bounds, on=keys, how="left", nulls_equal=True)
+    names = {k: law.name for k, law in enumerate(laws)}
+    table = table.with_columns(
+        average=pl.when(pl.col("average") == "label")
+        .then(pl.col("label").replace_strict(names, return_dtype=pl.String))
+        .otherwise(pl.col("average"))
+    )
+    truth = multilabel_truth(laws, positive_rate=positive_rate)
+    coverage, mean_estimate = {}, {}
+    for (mode, average), part in table.partition_by(
+        "mode", "average", as_dict=True, maintain_order=True
+    ).items():
+        for metric in interval_metrics(mode):
+            value = truth[(mode, average, metric)]
+            inside = (part[f"{metric}_lo"] <= value) & (value <= part[f"{metric}_hi"])
+            coverage[(mode, average, metric)] = float(inside.fill_null(False).mean())
+            if metric in part.columns:  # the rank metrics' point estimates are elsewhere
+                mean_estimate[(mode, average, metric)] = float(part[metric].mean())
+    return MultilabelCoverage(studies, n, replicates, truth, coverage, mean_estimate)

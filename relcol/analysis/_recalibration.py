@@ -20,6 +20,16 @@ All maps but the softmax temperature act on the top-label confidence and leave `
 (and so ``correct``) unchanged; their output has no probability vector. logit(c) is taken
 of c clipped to [1e−15, 1 − 1e−15], so confidences of exactly 0 or 1 have a finite log-odds.
 
+**Every top-label map's output lies in [ε, 1 − ε] with ε = 1/(n_fit + 2)**, n_fit the rows
+it was fitted on (``RecalibrationMap.eps``): this clipping is part of the map. n_fit rows
+cannot support a probability beyond Laplace's rule of succession for n_fit straight
+outcomes, (n_fit + 1)/(n_fit + 2) (the smoothing Platt applies to his targets too), and an
+exact 0 or 1 makes one wrong evaluation row cost −log 10⁻¹⁵ ≈ 34.5 nats of NLL: unclipped,
+isotonic steps of 0 and 1 fitted on 100 rows per label of the email example raise its NLL
+from 0.32 to 0.45–1.05 while lowering its ECE and Brier score. The softmax temperature
+keeps its vector (a clipped top entry would no longer sum to 1 with the rest); its output
+is 0 or 1 only by float underflow.
+
 **The split** is of ``sample_id`` per dataset: a seeded permutation of the distinct ids puts
 round(fraction · n) of them in the calibration split (``calibration_split``), or the file's
 own ``split`` column decides. A map is fitted per (dataset, model, seed, label), that is
@@ -60,6 +70,12 @@ class RecalibrationMap:
     n_fit: int
     params: dict = field(default_factory=dict)
 
+    @property
+    def eps(self) -> float | None:
+        """The map's output lies in [eps, 1 − eps]: 1/(n_fit + 2) (None: the softmax
+        temperature, whose vector is left whole)."""
+        return None if self.variant == "softmax" else 1.0 / (self.n_fit + 2)
+
     def apply(
         self, confidence: np.ndarray, proba: np.ndarray | None, y_pred: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray | None]:
@@ -69,19 +85,21 @@ class RecalibrationMap:
             scaled = _softmax(_log(proba) / self.params["T"])
             return scaled[np.arange(len(scaled)), y_pred], scaled
         if self.method == "temperature":
-            return special.expit(_logit(c) / self.params["T"]), None
-        if self.method == "platt":
-            return special.expit(self.params["a"] * _logit(c) + self.params["b"]), None
-        if self.method == "isotonic":
-            x, y = self.params["x"], self.params["y"]
-            return np.interp(c, x, y), None
-        edges, values = np.asarray(self.params["edges"]), np.asarray(self.params["values"])
-        index = np.minimum(np.searchsorted(edges, c, side="left"), len(edges) - 1)
-        return values[index], None
+            out = special.expit(_logit(c) / self.params["T"])
+        elif self.method == "platt":
+            out = special.expit(self.params["a"] * _logit(c) + self.params["b"])
+        elif self.method == "isotonic":
+            out = np.interp(c, self.params["x"], self.params["y"])
+        else:
+            edges, values = np.asarray(self.params["edges"]), np.asarray(self.params["values"])
+            out = values[np.minimum(np.searchsorted(edges, c, side="left"), len(edges) - 1)]
+        return np.clip(out, self.eps, 1 - self.eps), None
 
     def describe(self) -> dict:
         """A small JSON-able summary for the runs table (not the full step functions)."""
         out = {"method": self.method, "variant": self.variant, "n_fit": self.n_fit}
+        if self.eps is not None:
+            out["eps"] = self.eps
         if self.method in ("temperature", "platt"):
             out.update({k: float(v) for k, v in self.params.items()})
         elif self.method == "isotonic":

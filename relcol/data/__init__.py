@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from relcol.data._datasets import BUILTIN, Dataset, DatasetSpec, load_dataset
-from relcol.data._examples import EMAIL_LABELS, EMAIL_SEED_TABLE, email_predictions
+from relcol.data._examples import (
+    EMAIL_LABELS,
+    EMAIL_SEED_AT_LEAST,
+    EMAIL_SEED_TABLE,
+    email_predictions,
+)
 from relcol.data._predictions import ROLES, Predictions, read_predictions
 
 __all__ = [
     "BUILTIN",
     "EMAIL_LABELS",
+    "EMAIL_SEED_AT_LEAST",
     "EMAIL_SEED_TABLE",
     "ROLES",
     "Dataset",

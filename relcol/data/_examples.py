@@ -21,16 +21,20 @@ import polars as pl
 
 EMAIL_LABELS = ("spam", "personal", "work", "urgent", "confidential")
 
-#: The seed document's §7.2 table, for comparison (its values, its names).
+#: The seed document's §7.2 table, for comparison: every row, in its order, by its names.
 EMAIL_SEED_TABLE = {
     "accuracy": 0.7150,
     "ece": 0.2098,
+    "mce": 0.25,
     "brier": 0.0894,
     "nll": 0.3253,
     "auroc": 0.9827,
+    "pr_auc": 0.85,
     "cohens_d": 3.3420,
     "point_biserial": 0.8338,
 }
+#: Rows the seed states as a lower bound only ("MCE 0.25+", "PR-AUC 0.85+").
+EMAIL_SEED_AT_LEAST = frozenset({"mce", "pr_auc"})
 
 
 def email_predictions(

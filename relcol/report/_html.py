@@ -25,6 +25,7 @@ import polars as pl
 
 from relcol._text import printable
 from relcol.analysis._frames import CELL_KEYS, require_columns
+from relcol.analysis._multilabel import name_labels_in
 from relcol.errors import InputError
 from relcol.report._classes import by_class_section
 from relcol.report._consistency_section import consistency_section
@@ -226,6 +227,7 @@ def _render(
     styles = model_styles(calibration.get_column("model").unique(maintain_order=True).to_list())
     context = {"bins": bins, "styles": styles, "study": study, "meta": meta}
 
+    tables = name_labels_in(tables)  # a label is shown by its name wherever it appears
     builders = _builders()
     sections = []
     with collecting() as exports:

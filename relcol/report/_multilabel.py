@@ -1,9 +1,16 @@
-"""The report's multi-label section: per-label calibration in both modes, and its heatmap.
+"""The report's multi-label section: every view a single-label study gets, per label and
+averaged.
 
-Shown when the report's tables include ``multilabel`` (and ``multilabel_bins`` for the
-heatmap): a table per target with a row per label plus the micro and macro averages and a
-column group per mode, then a label × confidence-bin heatmap of accuracy − confidence for
-each mode. Formatting only: every number is a column of the tables passed in.
+Shown when the report's tables include ``multilabel``. For each label, named, and for the
+micro average (every (sample, label) pair pooled): where trust breaks, the calibration
+table with intervals (both modes, micro and macro too), reliability diagrams, confidence
+distributions of right and wrong decisions, risk–coverage curves, the discrimination and
+selective-prediction tables, and the label × confidence-bin heatmap. The figures are the
+single-label figures, a row (or line) per label instead of per model. Formatting only:
+every number is a column of the tables passed in (``multilabel``, ``multilabel_bins``, the
+``multilabel_micro_*`` and ``multilabel_macro_*`` tables and the label rows of the
+single-label ones); without the bootstrap the macro rank rows are
+``relcol.analysis._multilabel.macro_rows`` of the label rows.
 """
 
 from __future__ import annotations
@@ -14,8 +21,33 @@ from html import escape
 import polars as pl
 from great_tables import GT
 
-from relcol.report._figures import _RC, _plain, figure_svg
-from relcol.report._tables import table_html
+from relcol.analysis._bins import with_stage
+from relcol.analysis._multilabel import (
+    INTERVALS,
+    NO_MACRO_INTERVAL,
+    macro_rows,
+    name_label_codes,
+)
+from relcol.report._figures import (
+    _RC,
+    _plain,
+    confidence_figure,
+    figure_svg,
+    model_styles,
+    reliability_figure,
+    risk_coverage_figure,
+)
+from relcol.report._layout import by_dataset, figure
+from relcol.report._metric_sections import (
+    _DISCRIMINATION,
+    _SELECTIVE,
+    _discrimination,
+    _prepared,
+    _selective,
+)
+from relcol.report._tables import merge_intervals, table_html
+from relcol.report._trust_section import _table as trust_table
+from relcol.report._trust_section import _with_trend
 
 MODE_NAMES = {
     "prediction_confidence": "prediction confidence (c vs correct)",
@@ -34,76 +66,134 @@ _LABELS = {
     "brier_top": "Brier",
     "nll_top": "NLL",
 }
+#: The micro row's name in tables and figures.
+MICRO = "micro (all labels)"
 #: At most this many heatmap figures (one per cell); the table holds every cell.
 MAX_HEATMAPS = 6
 _CELL = ("study", "dataset", "model", "corruption", "severity")
 
 
-def multilabel_section(tables: Mapping[str, pl.DataFrame], *, bins: int) -> str | None:
+def multilabel_section(
+    tables: Mapping[str, pl.DataFrame],
+    *,
+    bins: int,
+    meta: Mapping[str, object] | None = None,
+    **_: object,
+) -> str | None:
     """The section's HTML, or None when there is no multi-label table."""
     table = tables.get("multilabel")
     if table is None or table.is_empty():
         return None
-    parts = [
+    level = float((meta or {}).get("level") or 0.95)
+    parts = [_intro(table, level)]
+    trust = _trust(tables, table)
+    if trust:
+        parts.append("<h3>Where trust breaks, per label</h3>\n" + trust)
+    for target in ("binary", "agreement"):
+        rows = table.filter(pl.col("target") == target)
+        if not rows.is_empty():
+            parts.append(f"<h3>Calibration, {escape(TARGET_NAMES[target])}</h3>")
+            parts.append(table_html(multilabel_table(rows, target=target, bins=bins)))
+    parts += _figures(tables, table, bins=bins)
+    parts += _rank_tables(tables, table)
+    grid = tables.get("multilabel_bins")
+    if grid is not None and not grid.is_empty():
+        parts.append(_heatmaps(grid.filter(pl.col("target") == "binary"), bins=bins))
+    body = "\n".join(parts)
+    return (
+        '<section id="multilabel">\n<h2>Multi-label: per label, micro and macro</h2>\n'
+        f"{body}\n</section>"
+    )
+
+
+def _intro(table: pl.DataFrame, level: float) -> str:
+    has_intervals = any(f"{m}_lo" in table.columns for m in INTERVALS)
+    if has_intervals:
+        withheld = "; ".join(f"macro {m}: {why}" for m, why in NO_MACRO_INTERVAL.items())
+        intervals = (
+            f"Brackets: {level:.0%} paired-bootstrap intervals (0/1 target), resampling test "
+            "samples with one weight for all of a sample's labels; a macro interval is that "
+            "of the mean over labels of the labels' replicates. Each is printed only where "
+            "simulation with known truth shows it covers (per label, micro and macro, both "
+            f"modes). None for ECE and MCE (their binned estimate sits a noise floor above the "
+            f"population value), for the agreement target, and for {escape(withheld)}."
+        )
+    else:
+        intervals = "No intervals: the report was made without the bootstrap (B = 0)."
+    return (
         "<p>Rows per (sample, label). Two calibration modes, always named: <b>prediction "
         "confidence</b> scores the stated confidence c in the predicted 0/1 outcome against "
         "whether it was right; <b>positive class</b> scores p = P(label present) (c when the "
         "label was predicted present, 1 − c when absent) against whether it is present. "
         "<i>micro</i> pools every (sample, label) pair; <i>macro</i> is the mean of the "
-        "per-label values. Brier and NLL are the same in both modes. Paired bootstrap "
-        "intervals are pending the statistical layer.</p>"
-    ]
-    for target in ("binary", "agreement"):
-        rows = table.filter(pl.col("target") == target)
-        if not rows.is_empty():
-            parts.append(f"<h3>{escape(TARGET_NAMES[target].capitalize())}</h3>")
-            parts.append(table_html(multilabel_table(rows, target=target, bins=bins)))
-    grid = tables.get("multilabel_bins")
-    if grid is not None and not grid.is_empty():
-        parts.append(_heatmaps(grid.filter(pl.col("target") == "binary"), bins=bins))
-    body = "\n".join(parts)
-    return f'<section id="multilabel">\n<h2>Per-label calibration</h2>\n{body}\n</section>'
+        "per-label values. Brier and NLL are the same in both modes. The figures and the "
+        "discrimination tables use the prediction-confidence mode, as a single-label study "
+        f"does. {intervals}</p>"
+    )
 
 
 def multilabel_table(rows: pl.DataFrame, *, target: str, bins: int) -> GT:
-    """One target's rows as a table: a row per label, micro, macro; a column group per mode."""
+    """One target's rows as a table: a row per label, micro, macro; a column group per mode.
+
+    A metric with ``<metric>_lo``/``<metric>_hi`` columns shows its interval beside it.
+    """
     shown = rows.with_columns(
         row=pl.when(pl.col("average") == "label")
         .then(pl.coalesce(pl.col("label_name"), pl.col("label").cast(pl.String)))
         .otherwise(pl.col("average"))
     )
     group_keys = [k for k in _CELL if shown.get_column(k).n_unique() > 1 or k == "model"]
+    bounded = [m for m in (*_PER_MODE, *_SHARED) if f"{m}_lo" in shown.columns]
+    bounds = [f"{m}_{end}" for m in bounded for end in ("lo", "hi")]
     wide = shown.pivot(
         on="mode",
         index=[*_CELL, "average", "label", "row"],
-        values=[*_PER_MODE, "n", *_SHARED],
+        values=[*_PER_MODE, "n", *_SHARED, *bounds],
         aggregate_function="first",
     )
     modes = [m for m in MODE_NAMES if f"ece_{m}" in wide.columns]
     first = modes[0]
-    wide = wide.with_columns(
-        n=pl.col(f"n_{first}"),
-        **{m: pl.col(f"{m}_{first}") for m in _SHARED},
-        group=pl.concat_str([pl.col(k).cast(pl.String) for k in group_keys], separator=" / "),
-        order=pl.col("average").replace_strict({"label": 0, "micro": 1, "macro": 2}),
-    ).sort("group", "order", "label", nulls_last=True)
-    columns = [f"{m}_{mode}" for mode in modes for m in _PER_MODE]
-    gt = (
-        GT(
-            wide.select("group", "row", "n", *columns, *_SHARED),
-            rowname_col="row",
-            groupname_col="group",
-            id=f"relcol-multilabel-{target}",
+    # the pivot table a bound <metric>_lo_<mode>: renamed <metric>_<mode>_lo, the pattern
+    # merge_intervals reads
+    renamed = {
+        f"{m}_{end}_{mode}": f"{m}_{mode}_{end}"
+        for m in bounded
+        for end in ("lo", "hi")
+        for mode in modes
+    }
+    wide = (
+        wide.rename(renamed)
+        .with_columns(
+            n=pl.col(f"n_{first}"),
+            **{m: pl.col(f"{m}_{first}") for m in _SHARED},
+            **{
+                f"{m}_{end}": pl.col(f"{m}_{first}_{end}")
+                for m in _SHARED
+                if m in bounded
+                for end in ("lo", "hi")
+            },
+            group=pl.concat_str([pl.col(k).cast(pl.String) for k in group_keys], separator=" / "),
+            order=pl.col("average").replace_strict({"label": 0, "micro": 1, "macro": 2}),
         )
+        .sort("group", "order", "label", nulls_last=True)
+    )
+    columns = [f"{m}_{mode}" for mode in modes for m in _PER_MODE]
+    interval_columns = [
+        f"{c}_{end}" for c in (*columns, *_SHARED) for end in ("lo", "hi")
+        if f"{c}_{end}" in wide.columns
+    ]  # fmt: skip
+    data = wide.select("group", "row", "n", *columns, *_SHARED, *interval_columns)
+    gt = (
+        GT(data, rowname_col="row", groupname_col="group", id=f"relcol-multilabel-{target}")
         .tab_header(
             title=f"Multi-label calibration, {TARGET_NAMES[target]}",
             subtitle=f"ECE and MCE on {bins} equal-width bins; gap Δ = mean confidence − observed",
         )
         .tab_stubhead("label")
-        .fmt_number([*columns, *_SHARED], decimals=3)
+        .fmt_number([*columns, *_SHARED, *interval_columns], decimals=3)
         .fmt_integer("n", use_seps=False)
-        .sub_missing(missing_text="–")
     )
+    gt = merge_intervals(gt, data)
     for mode in modes:
         gt = gt.tab_spanner(MODE_NAMES[mode], columns=[f"{m}_{mode}" for m in _PER_MODE])
     labels = {f"{m}_{mode}": _LABELS[m] for mode in modes for m in _PER_MODE}
@@ -111,6 +201,148 @@ def multilabel_table(rows: pl.DataFrame, *, target: str, bins: int) -> GT:
     return gt.cols_label(**labels).tab_source_note(
         "observed: the share right (prediction confidence) or present (positive class)."
     )
+
+
+def _as_rows(frame: pl.DataFrame | None, table: pl.DataFrame, *, micro: bool) -> pl.DataFrame:
+    """A per-label (or micro) table with ``model`` replaced by the label's name (prefixed by
+    the model when the study has several), ``label`` null: the shape the single-label
+    figures and tables draw a row or line per model from. ``table``: the ``multilabel``
+    table, whose ``label_name`` names the codes."""
+    if frame is None or frame.is_empty():
+        return pl.DataFrame()
+    several = frame.get_column("model").n_unique() > 1
+    prefix = pl.col("model") + " / " if several else pl.lit("")
+    if micro:
+        rows = frame.filter(pl.col("label").is_null()).with_columns(model=prefix + MICRO)
+    else:
+        rows = name_label_codes(frame.filter(pl.col("label").is_not_null()), table)
+        rows = rows.with_columns(model=prefix + pl.col("label"))
+    return rows.with_columns(label=pl.lit(None, pl.String))
+
+
+def _both(tables, multilabel: pl.DataFrame, table: str) -> pl.DataFrame:
+    """The per-label rows of the report's ``table`` and the micro rows of
+    ``multilabel_micro_<table>``, named for the figures."""
+    parts = [
+        _as_rows(tables.get(table), multilabel, micro=False),
+        _as_rows(tables.get(f"multilabel_micro_{table}"), multilabel, micro=True),
+    ]
+    parts = [p for p in parts if not p.is_empty()]
+    return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+
+
+def _styles(rows: pl.DataFrame) -> dict:
+    return model_styles(rows.get_column("model").unique(maintain_order=True).to_list())
+
+
+def _figures(tables, multilabel: pl.DataFrame, *, bins: int) -> list[str]:
+    """Reliability diagrams, confidence distributions and risk–coverage curves: a row or
+    line per label and one for micro, each drawn by the single-label figure function."""
+    discrimination = _both(tables, multilabel, "discrimination")
+    auroc = {
+        (r["model"], r["corruption"], r["severity"]): r["auroc"]
+        for r in discrimination.iter_rows(named=True)
+    }
+    specs = (
+        (
+            "reliability",
+            "mlrel",
+            "Reliability diagrams",
+            lambda part, **kw: reliability_figure(part, edges=bins, **kw),
+            "reliability diagrams, a row per label and one for micro (every pair pooled). "
+            "Vertical lines: Wilson intervals of each bin's accuracy on its distinct test "
+            "samples (none below 5); n: the rows in the panel.",
+        ),
+        (
+            "confidence_histogram",
+            "mlconf",
+            "Confidence distributions",
+            lambda part, **kw: confidence_figure(part, edges=bins, auroc=auroc, **kw),
+            "confidence of right (filled) and wrong (line) decisions, each as a share of its "
+            "own count, a row per label and one for micro; AUROC in each panel.",
+        ),
+        (
+            "risk_coverage",
+            "mlrc",
+            "Risk–coverage",
+            risk_coverage_figure,
+            "the error rate of the accepted decisions as the most confident are accepted "
+            "first, a line per label and one for micro.",
+        ),
+    )
+    out = []
+    for table, prefix, heading, draw, caption in specs:
+        rows = _both(tables, multilabel, table)
+        if rows.is_empty():
+            continue
+        if table == "reliability":
+            rows = rows.filter(pl.col("binning") == "width")
+        if "stage" not in rows.columns:
+            rows = with_stage(rows)
+        styles = _styles(rows)
+
+        def render(
+            part, name, index, prefix=prefix, heading=heading, draw=draw, caption=caption,
+            styles=styles,
+        ) -> str:  # fmt: skip
+            fig = draw(part, title=name, styles=styles)
+            svg = figure_svg(fig, id_prefix=f"{prefix}{index}", label=f"{heading}: {name}")
+            return figure(svg, f"{escape(name)}: {caption}")
+
+        body = by_dataset(rows, render)
+        out.append(f"<h3>{heading}</h3>\n{body}")
+    return out
+
+
+def _rank_tables(tables, multilabel: pl.DataFrame) -> list[str]:
+    """The discrimination and selective tables: a row per label, micro and macro."""
+    out = []
+    for table, metrics, render, heading in (
+        ("discrimination", _DISCRIMINATION, _discrimination, "Discrimination"),
+        ("selective", _SELECTIVE, _selective, "Selective prediction"),
+    ):
+        rows = _both(tables, multilabel, table)
+        per_label = tables.get(table)
+        if rows.is_empty() or per_label is None:
+            continue
+        macro = tables.get(f"multilabel_macro_{table}")  # with intervals, when bootstrapped
+        if macro is None:
+            macro = macro_rows(per_label, metrics)
+        macro = _as_rows(macro, multilabel, micro=True).with_columns(
+            model=pl.col("model").str.replace(MICRO, "macro", literal=True)
+        )
+        rows = pl.concat([rows, macro.drop("average")], how="diagonal_relaxed")
+
+        def draw(part: pl.DataFrame, name: str, index: int, render=render, table=table) -> str:
+            gt = render(part, f"relcol-ml-{table}-{index}", name).tab_stubhead("label")
+            return table_html(gt)
+
+        out.append(f"<h3>{heading}</h3>\n" + by_dataset(_prepared(rows), draw))
+    if out:
+        out[0] = (
+            "<p>Prediction-confidence mode: does c rank a label's right decisions above its "
+            "wrong ones? Micro: every pair pooled; macro: the mean over labels. Intervals as "
+            "for a single-label cell (the macro one: of the mean of the labels' replicates), "
+            "their coverage verified by the same simulation as the calibration table's; "
+            "none for AUPR and coverage @ risk, as for single-label cells.</p>\n" + out[0]
+        )
+    return out
+
+
+def _trust(tables, multilabel: pl.DataFrame) -> str | None:
+    """The statistical layer's per-label verdicts (``thresholds`` label rows), by name."""
+    thresholds = tables.get("thresholds")
+    if thresholds is None or thresholds.is_empty() or "label" not in thresholds.columns:
+        return None
+    frame = _as_rows(_with_trend(thresholds, tables.get("trends")), multilabel, micro=False)
+    if frame.is_empty():
+        return None
+
+    def render(part: pl.DataFrame, name: str, index: int) -> str:
+        gt = trust_table(part, name, index).with_id(f"relcol-ml-trust-{index}")
+        return table_html(gt.tab_stubhead("label"), collapse=False)
+
+    return by_dataset(frame, render)
 
 
 def _heatmaps(grid: pl.DataFrame, *, bins: int) -> str:

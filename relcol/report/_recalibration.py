@@ -11,6 +11,7 @@ from collections.abc import Mapping
 import polars as pl
 from great_tables import GT
 
+from relcol.analysis._multilabel import named_labels
 from relcol.report._tables import table_html
 
 _METRICS = {
@@ -49,6 +50,7 @@ def recalibration_gt(table: pl.DataFrame, *, bins: int) -> GT:
         for k in ("dataset", "corruption", "severity", "label")
         if shown.get_column(k).n_unique() > 1
     ]
+    shown = named_labels(shown)  # a label by its name where the study has one
     wide = shown.pivot(
         on="metric",
         index=[*_CELL, "method", "n"],
