@@ -110,3 +110,19 @@ def test_the_quick_start_is_what_ci_runs():
     commands = re.findall(r'"\$work/venv/bin/relcol" (\w+)', ci)
     assert commands[:2] == ["ingest", "report"]
     assert "relcol-*.whl" in ci
+
+
+def test_every_docstring_example_is_collected():
+    """pytest runs every module's examples (--doctest-modules over relcol/), not a kept list."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
+    assert "--doctest-modules" in config["addopts"].split()
+    paths = [ROOT / p for p in config["testpaths"]]
+    with_examples = [
+        f for d in ("relcol", "cli", "sql") for f in (ROOT / d).rglob("*.py")
+        if ">>> " in f.read_text()
+    ]
+    assert len(with_examples) >= 20
+    outside = [f for f in with_examples if not any(p in f.parents for p in paths)]
+    assert not outside

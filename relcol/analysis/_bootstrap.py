@@ -184,7 +184,7 @@ def poisson_weight(*keys: pl.Expr | str | int) -> pl.Expr:
     >>> from relcol.analysis import poisson_weight
     >>> frame = pl.DataFrame({"b": [0, 0, 1, 1], "s": [0, 1, 0, 1]})
     >>> frame.select(w=poisson_weight(7, 0, "b", "s"))["w"].to_list()
-    [2, 0, 0, 2]
+    [3, 1, 1, 0]
     """
     u = uniform(*keys)
     total = pl.lit(0, pl.Int64)
@@ -206,7 +206,7 @@ def poisson_weights(
     --------
     >>> from relcol.analysis import poisson_weights
     >>> poisson_weights("default", [0, 1, 2], 2).tolist()
-    [[1, 0, 2], [0, 1, 0]]
+    [[2, 4, 1], [2, 1, 4]]
     """
     h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids)).astype(np.uint32)
     weights = np.zeros(h.shape, dtype=np.uint8)
