@@ -30,6 +30,7 @@ _LAZY = {
     "ingest": "relcol._api",
     "open_warehouse": "relcol._api",
     "report": "relcol._api",
+    "report_tables": "relcol._api",
     "ExampleResult": "relcol._api",
     "PredictionsResult": "relcol._api",
     "RecalibrationResult": "relcol._api",
@@ -72,6 +73,7 @@ __all__ = [
     "recalibrate",
     "recalibration",
     "report",
+    "report_tables",
     "scorecard",
     "simulate_consistency",
 ]
@@ -95,6 +97,7 @@ if TYPE_CHECKING:
         recalibrate,
         recalibration,
         report,
+        report_tables,
         scorecard,
         simulate_consistency,
     )

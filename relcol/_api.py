@@ -36,21 +36,21 @@ from relcol._external import (  # noqa: F401
     recalibrate,
     recalibration,
 )
-from relcol.analysis._bins import figure_tables, risk_coverage
-from relcol.analysis._scorecard import corruption_error
-from relcol.analysis._scorecard import scorecard as _scorecard
-from relcol.analysis._statistical import statistical_tables
-from relcol.analysis._thresholds import check_tau
-from relcol.analysis._training import SCOPES
+from relcol.analysis import (
+    SCOPES,
+    check_tau,
+    corruption_error,
+    figure_tables,
+    risk_coverage,
+    statistical_tables,
+)
+from relcol.analysis import scorecard as _scorecard
+from relcol.checks import check_bins
 from relcol.errors import OutputError, ParameterError, RelcolError, WarehouseError
-from relcol.metrics._frames import by_chunks
-from relcol.metrics._params import check_bins
-from relcol.report import terminal_summary, write_report
-from relcol.report._html import SECTIONS
-from relcol.store import CELL, MATERIALISED, Warehouse
-from relcol.store._files import os_error, publish_folder, staged_folder
-from relcol.study import MAX_ROWS, IngestResult, Study, load_study, run_study
-from relcol.study._spec import SCORECARD
+from relcol.metrics import by_chunks
+from relcol.report import SECTIONS, terminal_summary, write_report
+from relcol.store import CELL, MATERIALISED, Warehouse, os_error, publish_folder, staged_folder
+from relcol.study import MAX_ROWS, SCORECARD, IngestResult, Study, load_study, run_study
 
 ENGINES = ("polars", "duckdb")
 
@@ -194,7 +194,7 @@ def simulate_consistency(
     ``name``, ``samples``, ``replicates``, ``classes``, ``error_rates``, ``perturbation``,
     ``seed``, ``families``, ``conditions``.
     """
-    from relcol.study._simulate import ConsistencySimulation, run_simulation
+    from relcol.study import ConsistencySimulation, run_simulation
 
     return run_simulation(
         ConsistencySimulation(**simulation), _warehouse(warehouse), replace=replace

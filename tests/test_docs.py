@@ -126,3 +126,32 @@ def test_every_docstring_example_is_collected():
     assert len(with_examples) >= 20
     outside = [f for f in with_examples if not any(p in f.parents for p in paths)]
     assert not outside
+
+
+def test_the_docs_name_only_public_python_objects():
+    """Every `relcol.x.y` the docs mention exists and is reached without a private module."""
+    import importlib
+
+    named = {
+        name
+        for page in PAGES
+        for name in re.findall(r"`(relcol(?:\.\w+)+)", page.read_text())
+    }
+    assert len(named) >= 20
+    wrong = []
+    for name in sorted(named):
+        parts = name.split(".")
+        if any(part.startswith("_") for part in parts):
+            wrong.append(f"{name}: private")
+            continue
+        obj = importlib.import_module("relcol")
+        for i, part in enumerate(parts[1:], start=2):
+            try:
+                obj = getattr(obj, part)
+            except AttributeError:
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                except ImportError:
+                    wrong.append(f"{name}: no such object")
+                    break
+    assert not wrong, "\n".join(wrong)

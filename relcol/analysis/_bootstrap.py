@@ -67,16 +67,34 @@ from scipy import stats
 
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.errors import ParameterError
-from relcol.metrics import bin_index, stream_key, uniform
-from relcol.metrics._discrimination import _cohens_d, _point_biserial
-from relcol.metrics._exact import exact_product, exact_sum, exact_var
-from relcol.metrics._frames import CHUNK_ROWS, chunk_filter, chunk_spans
-from relcol.metrics._proba import _brier_terms, _nll_terms
-from relcol.metrics._random import ABSORB, MASK, MIX, SEED, TWO_32
-from relcol.metrics._scores import _nll_top_terms
-from relcol.metrics._selective import _ASYMPTOTIC, _EULER_GAMMA, _SHIFT
-from relcol.metrics._statistics import bin_sums, bin_terms
-from relcol.metrics._tables import WIDTH_METRICS, width_metrics
+from relcol.metrics import (
+    CHUNK_ROWS,
+    TWO_32,
+    WIDTH_METRICS,
+    bin_index,
+    bin_sums,
+    bin_terms,
+    chunk_filter,
+    chunk_spans,
+    exact_product,
+    exact_sum,
+    exact_var,
+    stream_key,
+    uniform,
+    width_metrics,
+)
+from relcol.metrics import EULER_GAMMA as _EULER_GAMMA
+from relcol.metrics import HARMONIC_ASYMPTOTIC as _ASYMPTOTIC
+from relcol.metrics import HARMONIC_SHIFT as _SHIFT
+from relcol.metrics import HASH_ABSORB as ABSORB
+from relcol.metrics import HASH_MASK as MASK
+from relcol.metrics import HASH_MIX as MIX
+from relcol.metrics import HASH_SEED as SEED
+from relcol.metrics import brier_terms as _brier_terms
+from relcol.metrics import cohens_d_from_moments as _cohens_d
+from relcol.metrics import nll_terms as _nll_terms
+from relcol.metrics import nll_top_terms as _nll_top_terms
+from relcol.metrics import point_biserial_from_moments as _point_biserial
 from relcol.store import CELL
 
 #: Default number of replicates B, level α and rank-metric levels.

@@ -22,8 +22,7 @@ from __future__ import annotations
 import polars as pl
 
 from relcol.analysis._scores import SCORES, binary_scores
-from relcol.metrics import bin_index
-from relcol.metrics._exact import exact_mean, exact_sum
+from relcol.metrics import bin_index, exact_mean, exact_sum
 from relcol.store import CELL, KEY
 
 MODES = ("prediction_confidence", "positive_class")

@@ -31,7 +31,7 @@ import polars as pl
 
 from relcol.analysis._frames import require_columns
 from relcol.errors import ParameterError
-from relcol.metrics._exact import exact_mean, exact_sum
+from relcol.metrics import exact_mean, exact_sum
 
 #: Default weights of the composite score (seeds/002).
 WEIGHTS: Mapping[str, float] = {"stability": 0.4, "resilience": 0.3, "reliability": 0.3}

@@ -24,7 +24,7 @@ from typing import Any, TypedDict
 import polars as pl
 
 from relcol._text import printable
-from relcol.analysis._frames import CELL_KEYS, require_columns
+from relcol.analysis import CELL_KEYS, require_columns
 from relcol.errors import InputError
 from relcol.report._classes import by_class_section
 from relcol.report._consistency_section import consistency_section

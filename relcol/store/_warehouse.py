@@ -43,8 +43,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from relcol.checks import check_bins
 from relcol.errors import ParameterError, WarehouseError
-from relcol.metrics._params import check_bins
 from relcol.store import _files, _schema
 from relcol.store._sql import connect, damaged, init_script, reading_only
 

@@ -50,7 +50,7 @@ from datetime import UTC, datetime
 import numpy as np
 import polars as pl
 
-from relcol.data._predictions import MAX_CODES
+from relcol.data import MAX_CODES
 from relcol.errors import ParameterError
 from relcol.store import Warehouse, check_name
 from relcol.study._runner import MAX_ROWS, IngestResult, content_id, rng_for, versions

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from relcol.corruption import OPERATORS
-from relcol.data._datasets import DatasetSpec, validate_dataset
+from relcol.data import DatasetSpec, validate_dataset
 from relcol.errors import RelcolError, SpecError
 from relcol.models import ModelSpec, validate_model
 from relcol.store import check_name

@@ -1,6 +1,8 @@
-"""Checks on what a caller passes to a public metric function, made once at that boundary.
+"""Checks on what a caller passes to a public function, made once at that boundary.
 
-Inner helpers (the ``_``-prefixed builders) trust their arguments.
+The metrics, the warehouse's SQL and the report validate their parameters with these, so
+a foundation module (it imports no relcol package) keeps the layers' imports one-way. Inner
+helpers (the ``_``-prefixed builders) trust their arguments.
 """
 
 from __future__ import annotations
