@@ -45,8 +45,8 @@ from relcol.analysis import (
     statistical_tables,
 )
 from relcol.analysis import scorecard as _scorecard
-from relcol.checks import check_bins
-from relcol.errors import OutputError, ParameterError, RelcolError, WarehouseError
+from relcol.checks import check_bins, check_choice, check_int, check_interval, check_seed
+from relcol.errors import OutputError, ParameterError, WarehouseError
 from relcol.metrics import by_chunks
 from relcol.report import SECTIONS, terminal_summary, write_report
 from relcol.store import CELL, MATERIALISED, Warehouse, os_error, publish_folder, staged_folder
@@ -81,10 +81,8 @@ def ingest(
     would write more than ``max_rows`` rows is refused before any fit (None: no bound).
     A spec's dataset files must lie in its folder unless ``allow_outside_paths``.
     """
-    if max_rows is not None and (
-        isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
-    ):
-        raise ParameterError(f"max_rows must be an int >= 1 or None. Got {max_rows!r}.")
+    if max_rows is not None:
+        check_int("max_rows", max_rows, note=" or None")
     if not isinstance(study, Study):
         study = load_study(study, allow_outside_paths=allow_outside_paths)
     return run_study(
@@ -113,7 +111,7 @@ def calibration(
     elif engine == "duckdb":
         frame = wh.sql("SELECT * FROM calibration", bins=bins, study=study, timeout=None)
     else:
-        raise RelcolError(f"engine must be one of {', '.join(ENGINES)}. Got {engine!r}.")
+        check_choice("engine", engine, ENGINES)
     return frame.sort(CELL, nulls_last=True)
 
 
@@ -131,7 +129,7 @@ def consistency(
     elif engine == "duckdb":
         frame = wh.sql("SELECT * FROM consistency", study=study, timeout=None)
     else:
-        raise RelcolError(f"engine must be one of {', '.join(ENGINES)}. Got {engine!r}.")
+        check_choice("engine", engine, ENGINES)
     return frame.sort([*CELL, "axis"], nulls_last=True)
 
 
@@ -306,21 +304,13 @@ def report_tables(
 
 def _check_statistics(bootstrap: object, alpha: object, tau: object, seed: object):
     """The statistical layer's options, checked at the boundary."""
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-        raise ParameterError(f"bootstrap must be an int >= 0 (0: no intervals). Got {bootstrap!r}.")
-    number = (int, float)
-    if isinstance(alpha, bool) or not isinstance(alpha, number) or not 0 < alpha < 1:
-        raise ParameterError(f"alpha must be a number in (0, 1). Got {alpha!r}.")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**62:
-        raise ParameterError(f"seed must be an int in [0, 2^62). Got {seed!r}.")
-    return bootstrap, float(alpha), check_tau(tau), seed
+    bootstrap = check_int("bootstrap", bootstrap, 0, note=" (0: no intervals)")
+    alpha = check_interval("alpha", alpha, "(0, 1)")
+    return bootstrap, alpha, check_tau(tau), check_seed(seed)
 
 
 def _check_margin(margin: object) -> float:
-    number = (int, float)
-    if isinstance(margin, bool) or not isinstance(margin, number) or not 0 <= margin < 1:
-        raise ParameterError(f"margin must be a number in [0, 1). Got {margin!r}.")
-    return float(margin)
+    return check_interval("margin", margin, "[0, 1)")
 
 
 #: Monte Carlo draws R behind ``ece_null`` in the report's calibration table.

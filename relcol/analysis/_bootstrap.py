@@ -66,7 +66,7 @@ import scipy.sparse as sparse
 from scipy import stats
 
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
-from relcol.errors import ParameterError
+from relcol.checks import check_int, check_interval, check_seed
 from relcol.metrics import (
     CHUNK_ROWS,
     TWO_32,
@@ -357,8 +357,7 @@ def bootstrap(
     replicates = _check_int("replicates", replicates, 1)
     bins = _check_int("bins", bins, 1)
     levels = _check_int("levels", levels, 2)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**62:
-        raise ParameterError(f"seed must be an int in [0, 2^62). Got {seed!r}.")
+    check_seed(seed)
     lazy = frame.lazy()
     names = lazy.collect_schema().names()
     if proba is None:
@@ -440,9 +439,7 @@ class _Part:
 
 
 def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ParameterError(f"{name} must be an int >= {low}. Got {value!r}.")
-    return value
+    return check_int(name, value, low)
 
 
 # One chunk of cells ----------------------------------------------------------------------------
@@ -1156,9 +1153,7 @@ def _quantile_pair(values: np.ndarray, alpha: float) -> tuple[np.ndarray, np.nda
 
 
 def _check_alpha(alpha: object) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise ParameterError(f"alpha must be a number in (0, 1). Got {alpha!r}.")
-    return float(alpha)
+    return check_interval("alpha", alpha, "(0, 1)")
 
 
 def intervals(
