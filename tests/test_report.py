@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from relcol.errors import ColumnNotFoundError, InputError
+from relcol.errors import ColumnNotFoundError, InputError, ParameterError
 from relcol.report import (
     OKABE_ITO,
     degradation_figure,
@@ -238,7 +238,8 @@ def test_bad_input_is_named():
         render_html({"calibration": CAL.drop("ece")}, meta=META)
     with pytest.raises(InputError, match="no rows"):
         render_html({"calibration": CAL.clear()}, meta=META)
-    with pytest.raises(InputError, match=r"meta\['bins'\] must be an int in \[1, inf\). Got 0"):
+    # the same check and message as every other bins parameter (relcol.checks.check_bins)
+    with pytest.raises(ParameterError, match=r"^bins must be an int in \[1, 1000\]\. Got 0\.$"):
         render_html({"calibration": CAL}, meta={**META, "bins": 0})
     with pytest.raises(ColumnNotFoundError, match="corruptions: column 'realised_rate'"):
         render_html(
