@@ -30,7 +30,7 @@ memory_limit_option = click.option(
 )
 @click.option(
     "--bins",
-    type=click.IntRange(min=1),
+    type=int,
     default=15,
     show_default=True,
     help="Bins used by the calibration views.",
@@ -92,7 +92,7 @@ def sql(
 @click.command()
 @warehouse_option
 @study_scope_option
-@click.option("--bins", type=click.IntRange(min=1), default=15, show_default=True)
+@click.option("--bins", type=int, default=15, show_default=True)
 @click.option(
     "--print-init", is_flag=True, help="Print the init script instead of starting the shell."
 )
