@@ -207,8 +207,7 @@ def _rerun_portable(backend: object) -> None:
     import subprocess
 
     from relcol.errors import ParameterError
-    from relcol.study import portable_environment
-    from relcol.study._numerics import PORTABLE
+    from relcol.study import PORTABLE, portable_environment
 
     if os.environ.get(PORTABLE) == "1":
         return

@@ -105,8 +105,9 @@ def monitor(
       relcol monitor --study email-weekly
       relcol monitor --study email-weekly --baseline 2026-W01 --ece-rise 0.03 --json
     """
-    from relcol.analysis._monitoring import ALERT_EXIT, Rules
-    from relcol.analysis._monitoring import monitor as run_monitor
+    from relcol.analysis import ALERT_EXIT
+    from relcol.analysis import MonitorRules as Rules
+    from relcol.analysis import monitor as run_monitor
 
     rules = Rules(
         ece_rise=ece_rise,

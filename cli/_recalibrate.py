@@ -33,14 +33,14 @@ METHODS = ("temperature", "platt", "isotonic", "histogram")
 @click.option("--name", help="Name of the new study (default: <study>-recal-<methods>).")
 @click.option(
     "--bins",
-    type=click.IntRange(min=1),
+    type=int,
     default=15,
     show_default=True,
     help="Equal-width bins of the ECE shown.",
 )
 @click.option(
     "--histogram-bins",
-    type=click.IntRange(min=1),
+    type=int,
     default=15,
     show_default=True,
     help="Equal-mass bins of the histogram-binning map.",
@@ -108,7 +108,7 @@ def recalibrate(
 
 def summary(table) -> str:
     """ECE, Brier and NLL before → after, one line per cell and method (a label by its name)."""
-    from relcol.analysis._multilabel import named_labels
+    from relcol.analysis import named_labels
 
     table = named_labels(table)
     wide = table.pivot(

@@ -13,7 +13,7 @@ from relcol.cli._common import say, user_errors, warehouse_option
 )
 @click.option(
     "--bins",
-    type=click.IntRange(min=1),
+    type=int,
     default=15,
     show_default=True,
     help="Equal-width bins for ECE/MCE.",

@@ -30,7 +30,7 @@ memory_limit_option = click.option(
 )
 @click.option(
     "--bins",
-    type=click.IntRange(min=1),
+    type=int,
     default=15,
     show_default=True,
     help="Bins used by the calibration views.",
@@ -94,7 +94,7 @@ def sql(
     elif fmt == "json":
         say(frame.write_json(), data=True)
     else:
-        from relcol.report._terminal import SQL_ROWS, frame_text
+        from relcol.report import SQL_ROWS, frame_text
 
         rows = SQL_ROWS if limit is None else (limit or None)
         text, notes = frame_text(frame, limit=rows, width=shutil.get_terminal_size().columns)
@@ -106,7 +106,7 @@ def sql(
 @click.command()
 @warehouse_option
 @study_scope_option
-@click.option("--bins", type=click.IntRange(min=1), default=15, show_default=True)
+@click.option("--bins", type=int, default=15, show_default=True)
 @click.option(
     "--print-init", is_flag=True, help="Print the init script instead of starting the shell."
 )

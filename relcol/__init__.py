@@ -31,6 +31,7 @@ _LAZY = {
     "ingest": "relcol._api",
     "open_warehouse": "relcol._api",
     "report": "relcol._api",
+    "report_tables": "relcol._api",
     "ExampleResult": "relcol._api",
     "PredictionsResult": "relcol._api",
     "RecalibrationResult": "relcol._api",
@@ -82,6 +83,7 @@ __all__ = [
     "recalibrate",
     "recalibration",
     "report",
+    "report_tables",
     "scorecard",
     "simulate_consistency",
     "soft_agreement",
@@ -107,11 +109,12 @@ if TYPE_CHECKING:
         recalibrate,
         recalibration,
         report,
+        report_tables,
         scorecard,
         simulate_consistency,
         soft_agreement,
     )
-    from relcol.analysis._monitoring import MonitorResult, MonitorRules, monitor
+    from relcol.analysis import MonitorResult, MonitorRules, monitor
     from relcol.data import read_predictions
     from relcol.errors import RelcolError
     from relcol.store import Warehouse

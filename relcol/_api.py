@@ -40,23 +40,23 @@ from relcol._external import (  # noqa: F401
     soft_agreement,
     sources_summary,
 )
-from relcol.analysis._bins import figure_tables, risk_coverage
-from relcol.analysis._monitoring import monitoring_tables
-from relcol.analysis._multilabel import name_label_codes
-from relcol.analysis._scorecard import corruption_error
-from relcol.analysis._scorecard import scorecard as _scorecard
-from relcol.analysis._statistical import statistical_tables
-from relcol.analysis._thresholds import check_tau
-from relcol.analysis._training import SCOPES
-from relcol.errors import OutputError, ParameterError, RelcolError, WarehouseError
-from relcol.metrics._frames import by_chunks
-from relcol.metrics._params import check_bins
-from relcol.report import terminal_summary, write_report
-from relcol.report._html import SECTIONS
-from relcol.store import CELL, MATERIALISED, Warehouse
-from relcol.store._files import os_error, publish_folder, staged_folder
-from relcol.study import MAX_ROWS, IngestResult, Study, load_study, run_study
-from relcol.study._spec import SCORECARD
+from relcol.analysis import (
+    SCOPES,
+    check_tau,
+    corruption_error,
+    figure_tables,
+    monitoring_tables,
+    name_label_codes,
+    risk_coverage,
+    statistical_tables,
+)
+from relcol.analysis import scorecard as _scorecard
+from relcol.checks import check_bins, check_choice, check_int, check_interval, check_seed
+from relcol.errors import OutputError, ParameterError, WarehouseError
+from relcol.metrics import by_chunks
+from relcol.report import SECTIONS, terminal_summary, write_report
+from relcol.store import CELL, MATERIALISED, Warehouse, os_error, publish_folder, staged_folder
+from relcol.study import MAX_ROWS, SCORECARD, IngestResult, Study, load_study, run_study
 
 ENGINES = ("polars", "duckdb")
 
@@ -87,10 +87,8 @@ def ingest(
     would write more than ``max_rows`` rows is refused before any fit (None: no bound).
     A spec's dataset files must lie in its folder unless ``allow_outside_paths``.
     """
-    if max_rows is not None and (
-        isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1
-    ):
-        raise ParameterError(f"max_rows must be an int >= 1 or None. Got {max_rows!r}.")
+    if max_rows is not None:
+        check_int("max_rows", max_rows, note=" or None")
     if not isinstance(study, Study):
         study = load_study(study, allow_outside_paths=allow_outside_paths)
     return run_study(
@@ -119,7 +117,7 @@ def calibration(
     elif engine == "duckdb":
         frame = wh.sql("SELECT * FROM calibration", bins=bins, study=study, timeout=None)
     else:
-        raise RelcolError(f"engine must be one of {', '.join(ENGINES)}. Got {engine!r}.")
+        check_choice("engine", engine, ENGINES)
     return frame.sort(CELL, nulls_last=True)
 
 
@@ -137,7 +135,7 @@ def consistency(
     elif engine == "duckdb":
         frame = wh.sql("SELECT * FROM consistency", study=study, timeout=None)
     else:
-        raise RelcolError(f"engine must be one of {', '.join(ENGINES)}. Got {engine!r}.")
+        check_choice("engine", engine, ENGINES)
     return frame.sort([*CELL, "axis"], nulls_last=True)
 
 
@@ -200,7 +198,7 @@ def simulate_consistency(
     ``name``, ``samples``, ``replicates``, ``classes``, ``error_rates``, ``perturbation``,
     ``seed``, ``families``, ``conditions``.
     """
-    from relcol.study._simulate import ConsistencySimulation, run_simulation
+    from relcol.study import ConsistencySimulation, run_simulation
 
     return run_simulation(
         ConsistencySimulation(**simulation), _warehouse(warehouse), replace=replace
@@ -317,21 +315,13 @@ def report_tables(
 
 def _check_statistics(bootstrap: object, alpha: object, tau: object, seed: object):
     """The statistical layer's options, checked at the boundary."""
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-        raise ParameterError(f"bootstrap must be an int >= 0 (0: no intervals). Got {bootstrap!r}.")
-    number = (int, float)
-    if isinstance(alpha, bool) or not isinstance(alpha, number) or not 0 < alpha < 1:
-        raise ParameterError(f"alpha must be a number in (0, 1). Got {alpha!r}.")
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**62:
-        raise ParameterError(f"seed must be an int in [0, 2^62). Got {seed!r}.")
-    return bootstrap, float(alpha), check_tau(tau), seed
+    bootstrap = check_int("bootstrap", bootstrap, 0, note=" (0: no intervals)")
+    alpha = check_interval("alpha", alpha, "(0, 1)")
+    return bootstrap, alpha, check_tau(tau), check_seed(seed)
 
 
 def _check_margin(margin: object) -> float:
-    number = (int, float)
-    if isinstance(margin, bool) or not isinstance(margin, number) or not 0 <= margin < 1:
-        raise ParameterError(f"margin must be a number in [0, 1). Got {margin!r}.")
-    return float(margin)
+    return check_interval("margin", margin, "[0, 1)")
 
 
 #: Monte Carlo draws R behind ``ece_null`` in the report's calibration table.

@@ -36,19 +36,19 @@ from relcol.analysis import (
 from relcol.analysis import (
     multilabel_bins as _multilabel_bins,
 )
-from relcol.analysis._agreement import soft_agreement as agreement_table
+from relcol.analysis import soft_agreement as agreement_table
+from relcol.checks import check_bins
 from relcol.data import (
     EMAIL_LABELS,
     EMAIL_SEED_AT_LEAST,
     EMAIL_SEED_TABLE,
     email_predictions,
     read_predictions,
+    spec_text,
 )
-from relcol.data._predictions import spec_text
 from relcol.errors import InputError, ParameterError, WarehouseError
-from relcol.metrics._params import check_bins
 from relcol.store import CELL, KEY, Warehouse, check_name
-from relcol.study._runner import versions
+from relcol.study import versions
 
 ENGINES = ("polars", "duckdb")
 EXAMPLES = ("email",)

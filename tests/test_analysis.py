@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
-
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-import relcol.analysis._degradation
 from relcol.analysis import degradation_summary, realised_rates, worst_gaps
 from relcol.errors import ColumnNotFoundError, InputError
 
@@ -216,9 +213,3 @@ def test_curves_against_the_realised_rate():
     assert got["mnar"]["max_deviation"] == pytest.approx(0.3) and got["mnar"]["diverges"]
     assert got["mcar"]["rho_realised"] == got["mcar"]["rho_nominal"] == pytest.approx(-1.0)
     assert not got["mcar"]["diverges"]
-
-
-def test_analysis_doctests():
-    result = doctest.testmod(relcol.analysis._degradation)
-    assert result.attempted > 0
-    assert result.failed == 0

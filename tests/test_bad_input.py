@@ -289,7 +289,7 @@ OPTIONS = [
     ("study-is-folder", ["ingest", "--study", "."], "is a directory"),
     ("unknown-option", ["ingest", "--bogus"], "No such option '--bogus'"),
     ("unknown-command", ["ingets"], "No such command 'ingets'"),
-    ("bins-zero", ["report", "--bins", "0"], "'--bins'"),
+    ("bins-zero", ["report", "--bins", "0"], "bins must be an int in [1, 1000]. Got 0."),
     ("stability-at-zero", ["report", "--stability-at", "0"], "'--stability-at'"),
     ("bins-text", ["report", "--bins", "many"], "'--bins'"),
     ("report-unknown-study", ["report", "--study", "nope"], "no study 'nope'"),
@@ -321,6 +321,10 @@ OPTIONS = [
         ["recalibrate", "--bins", "5000"],
         "bins must be an int in [1, 1000]. Got 5000.",
     ),
+    # bins = 0: the library's check and message (as for report), whichever command
+    ("sql-bins-zero", ["sql", "SELECT 1", "--bins", "0"], "bins must be an int in [1, 1000]. Got 0."),
+    ("shell-bins-zero", ["shell", "--print-init", "--bins", "0"], "bins must be an int in [1, 1000]. Got 0."),
+    ("recalibrate-bins-zero", ["recalibrate", "--bins", "0"], "bins must be an int in [1, 1000]. Got 0."),
     ("sql-empty", ["sql", ""], "the SQL query is empty (no statement). Got ''."),
     ("sql-only-comment", ["sql", "/* nothing */ ;"], "the SQL query is empty"),
     (

@@ -792,29 +792,3 @@ def test_ece_bounded_by_mce_and_gap(data, bins):
     assert cell["mce"] <= 1.0
     assert abs(cell["gap"]) <= cell["ece"] + slack
     assert math.isclose(cell["ece"], frame.select(ece(bins=bins)).item(), abs_tol=slack)
-
-
-# Docstring examples --------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "module",
-    [
-        "relcol.metrics",
-        "relcol.metrics._bins",
-        "relcol.metrics._calibration",
-        "relcol.metrics._discrimination",
-        "relcol.metrics._proba",
-        "relcol.metrics._random",
-        "relcol.metrics._scores",
-        "relcol.metrics._selective",
-        "relcol.metrics._statistics",
-        "relcol.metrics._tables",
-    ],
-)
-def test_docstring_examples(module):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.failed == 0 and result.attempted > 0

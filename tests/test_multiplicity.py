@@ -72,20 +72,3 @@ def test_training_variation_widens_each_side_in_quadrature():
         "test samples and training seeds",
         "test samples",
     ]
-
-
-@pytest.mark.parametrize(
-    "module",
-    [
-        "relcol.analysis._multiplicity",
-        "relcol.analysis._thresholds",
-        "relcol.analysis._training",
-        "relcol.analysis._trends",
-    ],
-)
-def test_statistical_layer_docstring_examples(module):
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.failed == 0 and result.attempted > 0

@@ -6,7 +6,20 @@ metric itself (DESIGN.md §2).
 
 from __future__ import annotations
 
+from relcol.analysis._agreement import soft_agreement
+from relcol.analysis._bins import (
+    bin_errors,
+    confidence_histograms,
+    figure_tables,
+    oracle_risk,
+    reliability_bins,
+    risk_coverage,
+    with_stage,
+)
 from relcol.analysis._bootstrap import (
+    INTERVAL_METRICS,
+    MIN_BIN_SAMPLES,
+    NO_INTERVAL,
     Replicates,
     bin_metrics,
     bootstrap,
@@ -31,12 +44,32 @@ from relcol.analysis._coverage import (
     simulate_studies,
 )
 from relcol.analysis._degradation import degradation_summary, worst_gaps
+from relcol.analysis._frames import CELL_KEYS, group_keys, require_columns, sort_by_appearance
+from relcol.analysis._headline import LIGHTS, verdicts
+from relcol.analysis._monitoring import (
+    ALERT_COLUMNS,
+    ALERT_EXIT,
+    STREAM,
+    MonitorResult,
+    MonitorRules,
+    monitor,
+    monitoring_tables,
+    simulate_monitoring,
+)
 from relcol.analysis._multilabel import (
+    INTERVALS as MULTILABEL_INTERVALS,
+)
+from relcol.analysis._multilabel import (
+    NO_MACRO_INTERVAL,
+    macro_rows,
     multilabel_bins,
     multilabel_calibration,
     multilabel_intervals,
     multilabel_micro_tables,
     multilabel_pairs,
+    name_label_codes,
+    name_labels_in,
+    named_labels,
     rank_tables_with_intervals,
     with_multilabel_intervals,
 )
@@ -45,6 +78,7 @@ from relcol.analysis._nulls import (
     NULLS,
     World,
     WorldResult,
+    gap_coverage,
     simulate_curves,
     world_study,
 )
@@ -56,41 +90,76 @@ from relcol.analysis._recalibration import (
     recalibrate_rows,
     recalibration_table,
 )
+from relcol.analysis._scorecard import corruption_error, scorecard
 from relcol.analysis._scores import binary_scores
 from relcol.analysis._statistical import statistical_tables
-from relcol.analysis._thresholds import TrafficLight, cell_evidence, cell_lights, thresholds
+from relcol.analysis._thresholds import (
+    TrafficLight,
+    cell_evidence,
+    cell_lights,
+    check_tau,
+    thresholds,
+)
+from relcol.analysis._training import SCOPES, with_training_variation
 from relcol.analysis._trends import spearman, spearman_rows, trends
 
 __all__ = [
+    "ALERT_COLUMNS",
+    "ALERT_EXIT",
+    "CELL_KEYS",
     "DEGRADING",
+    "INTERVAL_METRICS",
     "LAWS",
+    "LIGHTS",
     "METHODS",
+    "MIN_BIN_SAMPLES",
+    "MULTILABEL_INTERVALS",
+    "NO_INTERVAL",
+    "NO_MACRO_INTERVAL",
     "NULLS",
+    "SCOPES",
+    "STREAM",
     "CoverageResult",
     "Law",
+    "MonitorResult",
+    "MonitorRules",
     "MultilabelCoverage",
     "RecalibrationMap",
     "Replicates",
     "TrafficLight",
     "World",
     "WorldResult",
+    "bin_errors",
     "bin_metrics",
     "binary_scores",
     "bootstrap",
     "calibration_split",
     "cell_evidence",
     "cell_lights",
+    "check_tau",
+    "confidence_histograms",
+    "corruption_error",
     "coverage_study",
     "degradation_summary",
+    "figure_tables",
     "fit_map",
+    "gap_coverage",
+    "group_keys",
     "intervals",
+    "macro_rows",
+    "monitor",
+    "monitoring_tables",
     "multilabel_bins",
     "multilabel_calibration",
     "multilabel_coverage_study",
     "multilabel_intervals",
     "multilabel_micro_tables",
     "multilabel_pairs",
+    "name_label_codes",
+    "name_labels_in",
+    "named_labels",
     "on_realised_axis",
+    "oracle_risk",
     "paired_differences",
     "percentile_interval",
     "poisson_weight",
@@ -101,17 +170,27 @@ __all__ = [
     "realised_trends",
     "recalibrate_rows",
     "recalibration_table",
+    "reliability_bins",
+    "require_columns",
+    "risk_coverage",
+    "scorecard",
     "seed_spread",
     "simulate_curves",
+    "simulate_monitoring",
     "simulate_multilabel",
     "simulate_studies",
+    "soft_agreement",
+    "sort_by_appearance",
     "spearman",
     "spearman_rows",
     "statistical_tables",
     "thresholds",
     "trends",
+    "verdicts",
     "with_intervals",
     "with_multilabel_intervals",
+    "with_stage",
+    "with_training_variation",
     "world_study",
     "worst_gaps",
 ]

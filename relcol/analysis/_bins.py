@@ -28,6 +28,7 @@ from statistics import NormalDist
 import polars as pl
 
 from relcol.analysis._frames import CELL_KEYS, require_columns
+from relcol.checks import check_int
 
 #: The cell keys (``label`` included: null for single-label rows).
 KEYS = (*CELL_KEYS, "label")
@@ -225,8 +226,7 @@ def risk_coverage(
     >>> risk_coverage(curve, points=4).collect().select("coverage", "risk").rows()
     [(0.25, 0.0), (0.5, 0.3333333333333333), (0.75, 0.3333333333333333), (1.0, 0.5)]
     """
-    if not isinstance(points, int) or isinstance(points, bool) or points < 1:
-        raise ValueError(f"points must be an int in [1, inf). Got {points!r}.")
+    check_int("points", points)
     curve = selective_curve.lazy().with_columns(pl.col("label").fill_null(_NO_LABEL))
     keys = [*KEYS, "score"]
     grid = pl.LazyFrame({"coverage": [j / points for j in range(1, points + 1)]})

@@ -66,17 +66,35 @@ import scipy.sparse as sparse
 from scipy import stats
 
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
-from relcol.errors import ParameterError
-from relcol.metrics import bin_index, stream_key, uniform
-from relcol.metrics._discrimination import _cohens_d, _point_biserial
-from relcol.metrics._exact import exact_product, exact_sum, exact_var
-from relcol.metrics._frames import CHUNK_ROWS, chunk_filter, chunk_spans
-from relcol.metrics._proba import _brier_terms, _nll_terms
-from relcol.metrics._random import ABSORB, MASK, MIX, SEED, TWO_32
-from relcol.metrics._scores import _nll_top_terms
-from relcol.metrics._selective import _ASYMPTOTIC, _EULER_GAMMA, _SHIFT
-from relcol.metrics._statistics import bin_sums, bin_terms
-from relcol.metrics._tables import WIDTH_METRICS, width_metrics
+from relcol.checks import check_int, check_interval, check_seed
+from relcol.metrics import (
+    CHUNK_ROWS,
+    TWO_32,
+    WIDTH_METRICS,
+    bin_index,
+    bin_sums,
+    bin_terms,
+    chunk_filter,
+    chunk_spans,
+    exact_product,
+    exact_sum,
+    exact_var,
+    stream_key,
+    uniform,
+    width_metrics,
+)
+from relcol.metrics import EULER_GAMMA as _EULER_GAMMA
+from relcol.metrics import HARMONIC_ASYMPTOTIC as _ASYMPTOTIC
+from relcol.metrics import HARMONIC_SHIFT as _SHIFT
+from relcol.metrics import HASH_ABSORB as ABSORB
+from relcol.metrics import HASH_MASK as MASK
+from relcol.metrics import HASH_MIX as MIX
+from relcol.metrics import HASH_SEED as SEED
+from relcol.metrics import brier_terms as _brier_terms
+from relcol.metrics import cohens_d_from_moments as _cohens_d
+from relcol.metrics import nll_terms as _nll_terms
+from relcol.metrics import nll_top_terms as _nll_top_terms
+from relcol.metrics import point_biserial_from_moments as _point_biserial
 from relcol.store import CELL
 
 #: Default number of replicates B, level α and rank-metric levels.
@@ -184,7 +202,7 @@ def poisson_weight(*keys: pl.Expr | str | int) -> pl.Expr:
     >>> from relcol.analysis import poisson_weight
     >>> frame = pl.DataFrame({"b": [0, 0, 1, 1], "s": [0, 1, 0, 1]})
     >>> frame.select(w=poisson_weight(7, 0, "b", "s"))["w"].to_list()
-    [2, 0, 0, 2]
+    [3, 1, 1, 0]
     """
     u = uniform(*keys)
     total = pl.lit(0, pl.Int64)
@@ -206,7 +224,7 @@ def poisson_weights(
     --------
     >>> from relcol.analysis import poisson_weights
     >>> poisson_weights("default", [0, 1, 2], 2).tolist()
-    [[1, 0, 2], [0, 1, 0]]
+    [[2, 4, 1], [2, 1, 4]]
     """
     h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids)).astype(np.uint32)
     weights = np.zeros(h.shape, dtype=np.uint8)
@@ -339,8 +357,7 @@ def bootstrap(
     replicates = _check_int("replicates", replicates, 1)
     bins = _check_int("bins", bins, 1)
     levels = _check_int("levels", levels, 2)
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**62:
-        raise ParameterError(f"seed must be an int in [0, 2^62). Got {seed!r}.")
+    check_seed(seed)
     lazy = frame.lazy()
     names = lazy.collect_schema().names()
     if proba is None:
@@ -422,9 +439,7 @@ class _Part:
 
 
 def _check_int(name: str, value: object, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ParameterError(f"{name} must be an int >= {low}. Got {value!r}.")
-    return value
+    return check_int(name, value, low)
 
 
 # One chunk of cells ----------------------------------------------------------------------------
@@ -1138,9 +1153,7 @@ def _quantile_pair(values: np.ndarray, alpha: float) -> tuple[np.ndarray, np.nda
 
 
 def _check_alpha(alpha: object) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-        raise ParameterError(f"alpha must be a number in (0, 1). Got {alpha!r}.")
-    return float(alpha)
+    return check_interval("alpha", alpha, "(0, 1)")
 
 
 def intervals(

@@ -16,7 +16,7 @@ import polars as pl
 
 from relcol.analysis._frames import require_columns, sort_by_appearance
 from relcol.analysis._trends import spearman
-from relcol.metrics._exact import exact_mean
+from relcol.metrics import exact_mean
 
 #: A mean realised rate within max(ABS_TOLERANCE, REL_TOLERANCE·d) of d tracks d.
 ABS_TOLERANCE = 0.02

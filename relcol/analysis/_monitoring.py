@@ -49,6 +49,7 @@ import polars as pl
 from scipy import stats
 
 from relcol.analysis._bootstrap import bootstrap, with_intervals
+from relcol.checks import check_bins, check_int, check_interval
 from relcol.errors import InputError, ParameterError
 from relcol.metrics import bin_index, stream_key
 from relcol.store import ANNOTATIONS, CELL, PREDICTIONS, Warehouse
@@ -108,17 +109,11 @@ class Rules:
     def __post_init__(self) -> None:
         for name in ("ece_rise", "mce_rise"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
-                raise ParameterError(f"{name} must be a number in [0, 1). Got {value!r}.")
-        alpha = self.alpha
-        if isinstance(alpha, bool) or not isinstance(alpha, int | float) or not 0 < alpha < 1:
-            raise ParameterError(f"alpha must be a number in (0, 1). Got {alpha!r}.")
-        for name, low in (("permutations", 19), ("bins", 1), ("seed", 0)):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ParameterError(f"{name} must be an int >= {low}. Got {value!r}.")
-        if self.bins > 1000:
-            raise ParameterError(f"bins must be an int in [1, 1000]. Got {self.bins!r}.")
+            check_interval(name, value, "[0, 1)")
+        check_interval("alpha", self.alpha, "(0, 1)")
+        check_int("permutations", self.permutations, 19)
+        check_bins(self.bins)
+        check_int("seed", self.seed, 0)
         if self.correction not in ("holm", "none"):
             raise ParameterError(f"correction must be 'holm' or 'none'. Got {self.correction!r}.")
 
@@ -550,8 +545,7 @@ def monitor(
     ``rules`` sets the thresholds and tests; ``replicates`` the bootstrap replicates of the
     per-period intervals (0: none), at level 1 − ``rules.alpha``.
     """
-    if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 0:
-        raise ParameterError(f"replicates must be an int >= 0. Got {replicates!r}.")
+    check_int("replicates", replicates, 0)
     if not isinstance(rules, Rules):
         raise ParameterError(f"rules must be a Rules. Got {type(rules).__name__}.")
     wh = warehouse if isinstance(warehouse, Warehouse) else Warehouse.default(warehouse)

@@ -47,8 +47,7 @@ from relcol.analysis._bootstrap import (
     proportion_interval,
 )
 from relcol.analysis._scores import SCORES, binary_scores
-from relcol.metrics import bin_index
-from relcol.metrics._exact import exact_mean, exact_sum
+from relcol.metrics import bin_index, exact_mean, exact_sum
 from relcol.store import CELL, KEY
 
 MODES = ("prediction_confidence", "positive_class")

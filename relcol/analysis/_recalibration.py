@@ -50,6 +50,7 @@ import polars as pl
 from scipy import optimize, special
 
 from relcol.analysis._scores import binary_scores
+from relcol.checks import check_interval
 from relcol.errors import InputError, ParameterError
 from relcol.store import CELL
 
@@ -198,8 +199,7 @@ def calibration_split(
     pl.DataFrame
         ``dataset``, ``sample_id``, ``split``.
     """
-    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction < 1:
-        raise ParameterError(f"fraction must be a number in (0, 1). Got {fraction!r}.")
+    check_interval("fraction", fraction, "(0, 1)")
     parts = []
     for (dataset,), ids in (
         samples.select("dataset", "sample_id")

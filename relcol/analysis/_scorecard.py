@@ -30,8 +30,9 @@ from collections.abc import Mapping
 import polars as pl
 
 from relcol.analysis._frames import require_columns
+from relcol.checks import is_number
 from relcol.errors import ParameterError
-from relcol.metrics._exact import exact_mean, exact_sum
+from relcol.metrics import exact_mean, exact_sum
 
 #: Default weights of the composite score (seeds/002).
 WEIGHTS: Mapping[str, float] = {"stability": 0.4, "resilience": 0.3, "reliability": 0.3}
@@ -78,10 +79,7 @@ def check_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
         )
     out = {k: weights[k] for k in WEIGHTS}
     if (
-        any(
-            isinstance(w, bool) or not isinstance(w, int | float) or not w >= 0
-            for w in out.values()
-        )
+        not all(is_number(w) and w >= 0 for w in out.values())
         or not sum(out.values()) > 0
     ):
         raise ParameterError(f"weights must be numbers >= 0 with a positive sum. Got {weights!r}.")
@@ -249,7 +247,7 @@ def scorecard(
     )
     w = check_weights(weights)
     for name, value in (("stability_at", stability_at), ("resilience_at", resilience_at)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        if not (is_number(value) and value > 0):
             raise ParameterError(f"{name} must be a severity > 0. Got {value!r}.")
     cal = _with_label(calibration)
     models = cal.select(_MODEL).unique()

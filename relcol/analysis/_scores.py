@@ -13,8 +13,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from relcol.metrics import bin_index
-from relcol.metrics._exact import exact_sum
+from relcol.metrics import bin_index, exact_sum
 
 #: The columns ``binary_scores`` adds after the group keys, in order.
 SCORES = (

@@ -61,7 +61,7 @@ import numpy as np
 import polars as pl
 
 from relcol.analysis._frames import require_columns
-from relcol.errors import ParameterError
+from relcol.checks import check_interval
 
 #: Default τ: the overconfidence margin of the clean test and of d*.
 TAU = 0.05
@@ -438,9 +438,7 @@ def cell_lights(evidence: pl.DataFrame, lights: TrafficLight = DEFAULT_LIGHTS) -
 def check_tau(tau: object) -> float:
     """``tau`` (the d* margin on the gap) as a float in [0, 1): the gap is a difference of
     two shares, so a margin of 1 or more is never exceeded."""
-    if isinstance(tau, bool) or not isinstance(tau, int | float) or not 0 <= tau < 1:
-        raise ParameterError(f"tau must be a number in [0, 1). Got {tau!r}.")
-    return float(tau)
+    return check_interval("tau", tau, "[0, 1)")
 
 
 def thresholds(
@@ -479,8 +477,7 @@ def thresholds(
         ``clean_traffic_light``, ``worst_severity``. Curves in the evidence's order.
     """
     tau = check_tau(tau)
-    if isinstance(margin, bool) or not isinstance(margin, int | float) or not 0 <= margin < 1:
-        raise ParameterError(f"margin must be a number in [0, 1). Got {margin!r}.")
+    check_interval("margin", margin, "[0, 1)")
     require_columns(
         evidence,
         ("study", "dataset", "model", "corruption", "severity", "accuracy", "mean_confidence"),

@@ -38,7 +38,14 @@ operators take ``columns``. Feature names in a study spec become indices through
 
 from __future__ import annotations
 
-from ._base import Corrupted, Operator, TrainingStats
+from ._base import Corrupted, Operator, TrainingStats, resolve_names
 from ._registry import OPERATORS, get_operator
 
-__all__ = ["OPERATORS", "Corrupted", "Operator", "TrainingStats", "get_operator"]
+__all__ = [
+    "OPERATORS",
+    "Corrupted",
+    "Operator",
+    "TrainingStats",
+    "get_operator",
+    "resolve_names",
+]

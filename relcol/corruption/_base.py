@@ -9,13 +9,13 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_expit, logit, logsumexp
 
+from relcol import checks
 from relcol.errors import InputError, SpecError
 
 # --------------------------------------------------------------------------- data
@@ -83,10 +83,7 @@ class TrainingStats:
                 "TrainingStats.fit: X_train must be a non-empty 2-D array (rows × features). "
                 f"Got shape {train.shape}."
             )
-        if isinstance(n_classes, bool) or not isinstance(n_classes, Integral) or n_classes < 2:
-            raise InputError(
-                f"TrainingStats.fit: n_classes must be an int >= 2. Got {n_classes!r}."
-            )
+        checks.check_int("TrainingStats.fit: n_classes", n_classes, 2, error=InputError)
         n_features = train.shape[1]
         mask = np.zeros(n_features, dtype=bool)
         if categorical is not None:
@@ -240,23 +237,19 @@ def _interval(lo: float, hi: float) -> str:
 
 def check_int(op: str, param: str, value: object, lo: int, hi: int) -> int:
     """``value`` as an int in [lo, hi], else a SpecError naming ``op`` and ``param``."""
-    if isinstance(value, bool) or not isinstance(value, Integral) or not lo <= value <= hi:
-        raise SpecError(f"{op}: {param} must be an int in [{lo}, {hi}]. Got {value!r}.")
-    return int(value)
+    return checks.check_int(f"{op}: {param}", value, lo, hi, error=SpecError)
 
 
 def check_number(op: str, param: str, value: object) -> float:
     """``value`` as a finite float, else a SpecError naming ``op`` and ``param``."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+    if not checks.is_number(value) or not math.isfinite(value):
         raise SpecError(f"{op}: {param} must be a finite number. Got {value!r}.")
     return float(value)
 
 
 def check_fraction(op: str, value: object) -> float:
     """``value`` as a row fraction in (0, 1], else a SpecError naming ``op``."""
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value <= 1:
-        raise SpecError(f"{op}: fraction must be a number in (0, 1]. Got {value!r}.")
-    return float(value)
+    return checks.check_interval(f"{op}: fraction", value, "(0, 1]", error=SpecError)
 
 
 def check_columns(op: str, param: str, value: object, n_features: int) -> tuple[int, ...]:
@@ -266,10 +259,7 @@ def check_columns(op: str, param: str, value: object, n_features: int) -> tuple[
     values = value if isinstance(value, list | tuple) else [value]
     if (
         not values
-        or any(
-            isinstance(v, bool) or not isinstance(v, Integral) or not 0 <= v < n_features
-            for v in values
-        )
+        or not all(checks.is_int(v) and 0 <= v < n_features for v in values)
         or len(set(values)) != len(values)
     ):
         raise SpecError(
@@ -411,12 +401,7 @@ class Operator(ABC):
             Naming the operator, the allowed interval and the value received.
         """
         lo, hi = self.severity_bounds(params)
-        if (
-            isinstance(d, bool)
-            or not isinstance(d, Real)
-            or not math.isfinite(d)
-            or not lo <= d <= hi
-        ):
+        if not checks.is_number(d) or not math.isfinite(d) or not lo <= d <= hi:
             raise SpecError(
                 f"{self.name}: severity must be a finite number in {_interval(lo, hi)}. Got {d!r}."
             )

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from relcol.checks import is_int
 from relcol.errors import InputError, SpecError
 
 from ._base import Corrupted, Operator, TrainingStats, check_number, share, usable_sd
@@ -188,10 +189,7 @@ class SwappedColumns(Operator):
             if not (
                 isinstance(pair, Sequence)
                 and len(pair) == 2
-                and all(
-                    isinstance(j, int) and not isinstance(j, bool) and 0 <= j < n_features
-                    for j in pair
-                )
+                and all(is_int(j) and 0 <= j < n_features for j in pair)
                 and pair[0] != pair[1]
             ):
                 raise SpecError(

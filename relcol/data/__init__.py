@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from relcol.data._datasets import BUILTIN, Dataset, DatasetSpec, load_dataset
+from relcol.data._datasets import BUILTIN, Dataset, DatasetSpec, load_dataset, validate_dataset
 from relcol.data._examples import (
     EMAIL_LABELS,
     EMAIL_SEED_AT_LEAST,
     EMAIL_SEED_TABLE,
     email_predictions,
 )
-from relcol.data._predictions import ROLES, Predictions, read_predictions
+from relcol.data._predictions import MAX_CODES, ROLES, Predictions, read_predictions, spec_text
 
 __all__ = [
     "BUILTIN",
     "EMAIL_LABELS",
     "EMAIL_SEED_AT_LEAST",
     "EMAIL_SEED_TABLE",
+    "MAX_CODES",
     "ROLES",
     "Dataset",
     "DatasetSpec",
@@ -23,4 +24,6 @@ __all__ = [
     "email_predictions",
     "load_dataset",
     "read_predictions",
+    "spec_text",
+    "validate_dataset",
 ]

@@ -31,6 +31,7 @@ from sklearn import datasets as skd
 from sklearn.model_selection import train_test_split
 
 from relcol._text import printable_line
+from relcol.checks import check_int, check_interval
 from relcol.data._predictions import check_header
 from relcol.errors import ColumnNotFoundError, InputError, SpecError, first_line
 
@@ -248,25 +249,10 @@ def _check_synthetic(params: Mapping[str, Any], where: str) -> None:
         "random_state": (0, 2**32 - 1),
     }
     for name, (low, high) in ints.items():
-        value = params.get(name, low)
-        if (
-            not isinstance(value, int)
-            or isinstance(value, bool)
-            or value < low
-            or (high is not None and value > high)
-        ):
-            expected = f"an int in [{low}, {high}]" if high is not None else f"an int >= {low}"
-            raise SpecError(f"{where}: {name} must be {expected}. Got {value!r}.")
+        check_int(f"{where}: {name}", params.get(name, low), low, high, error=SpecError)
     for name, low, high in (("class_sep", 0.0, 1e6), ("flip_y", 0.0, 1.0)):
-        value = params.get(name, low)
-        if (
-            not isinstance(value, int | float)
-            or isinstance(value, bool)
-            or not low <= value <= high
-        ):
-            raise SpecError(
-                f"{where}: {name} must be a number in [{low:g}, {high:g}]. Got {value!r}."
-            )
+        interval = f"[{low:g}, {high:g}]"
+        check_interval(f"{where}: {name}", params.get(name, low), interval, error=SpecError)
     n_samples, n_features = params.get("n_samples", 2000), params.get("n_features", 20)
     if n_samples * n_features > MAX_SYNTHETIC_VALUES:
         raise SpecError(

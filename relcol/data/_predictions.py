@@ -51,6 +51,7 @@ import numpy as np
 import polars as pl
 
 from relcol._text import printable_line
+from relcol.checks import check_interval
 from relcol.data import _llm
 from relcol.errors import ColumnNotFoundError, InputError, ParameterError, first_line
 from relcol.store import ANNOTATIONS, CLASSES, KEY, PREDICTIONS
@@ -306,12 +307,7 @@ def _check_parameters(model, dataset, proba_prefix, tolerance, classes):
             )
     if not isinstance(proba_prefix, str) or not proba_prefix:
         raise ParameterError(f"proba_prefix must be a non-empty string. Got {proba_prefix!r}.")
-    if (
-        isinstance(tolerance, bool)
-        or not isinstance(tolerance, int | float)
-        or not 0 <= tolerance < 0.5
-    ):
-        raise ParameterError(f"tolerance must be a number in [0, 0.5). Got {tolerance!r}.")
+    check_interval("tolerance", tolerance, "[0, 0.5)")
     if classes is not None:
         if isinstance(classes, str):
             classes = [c.strip() for c in classes.split(",")]

@@ -67,6 +67,8 @@ from relcol.metrics._consistency import (
     pa_v_from_pairs,
     prediction_entropy_from_counts,
 )
+from relcol.metrics._discrimination import _cohens_d as cohens_d_from_moments
+from relcol.metrics._discrimination import _point_biserial as point_biserial_from_moments
 from relcol.metrics._discrimination import (
     aupr_error,
     aupr_success,
@@ -76,9 +78,18 @@ from relcol.metrics._discrimination import (
     fpr_at_95tpr,
     point_biserial,
 )
+from relcol.metrics._exact import exact_mean, exact_product, exact_sum, exact_var
+from relcol.metrics._frames import CHUNK_ROWS, by_chunks, chunk_filter, chunk_spans
+from relcol.metrics._proba import _brier_terms as brier_terms
+from relcol.metrics._proba import _nll_terms as nll_terms
 from relcol.metrics._proba import brier, classwise_ece, nll, proba_entropy, proba_margin
-from relcol.metrics._random import hash32, normal, stream_key, uniform
+from relcol.metrics._random import ABSORB as HASH_ABSORB
+from relcol.metrics._random import MASK as HASH_MASK
+from relcol.metrics._random import MIX as HASH_MIX
+from relcol.metrics._random import SEED as HASH_SEED
+from relcol.metrics._random import TWO_32, hash32, normal, stream_key, uniform
 from relcol.metrics._registry import REGISTRY, Metric
+from relcol.metrics._scores import _nll_top_terms as nll_top_terms
 from relcol.metrics._scores import (
     brier_reliability,
     brier_reliability_from_bins,
@@ -93,6 +104,9 @@ from relcol.metrics._scores import (
     nll_top,
     nll_top_from_bins,
 )
+from relcol.metrics._selective import _ASYMPTOTIC as HARMONIC_ASYMPTOTIC
+from relcol.metrics._selective import _EULER_GAMMA as EULER_GAMMA
+from relcol.metrics._selective import _SHIFT as HARMONIC_SHIFT
 from relcol.metrics._selective import (
     aurc,
     aurc_optimal,
@@ -103,12 +117,22 @@ from relcol.metrics._selective import (
     selective,
     selective_curve,
 )
-from relcol.metrics._statistics import calibration_bins
-from relcol.metrics._tables import calibration, metric_tables
+from relcol.metrics._statistics import bin_sums, bin_terms, calibration_bins
+from relcol.metrics._tables import WIDTH_METRICS, calibration, metric_tables, width_metrics
 
 __all__ = [
+    "CHUNK_ROWS",
+    "EULER_GAMMA",
+    "HARMONIC_ASYMPTOTIC",
+    "HARMONIC_SHIFT",
+    "HASH_ABSORB",
+    "HASH_MASK",
+    "HASH_MIX",
+    "HASH_SEED",
     "ORDER",
     "REGISTRY",
+    "TWO_32",
+    "WIDTH_METRICS",
     "Metric",
     "ParameterError",
     "abs_gap",
@@ -123,22 +147,29 @@ __all__ = [
     "aurc_optimal",
     "auroc",
     "bin_index",
+    "bin_sums",
+    "bin_terms",
     "brier",
     "brier_reliability",
     "brier_reliability_from_bins",
     "brier_resolution",
     "brier_resolution_from_bins",
+    "brier_terms",
     "brier_top",
     "brier_top_from_bins",
     "brier_uncertainty",
     "brier_uncertainty_from_bins",
     "brier_within",
     "brier_within_from_bins",
+    "by_chunks",
     "calibration",
     "calibration_bins",
+    "chunk_filter",
+    "chunk_spans",
     "churn_from_counts",
     "classwise_ece",
     "cohens_d",
+    "cohens_d_from_moments",
     "consistency",
     "consistency_counts",
     "consistency_pairs",
@@ -161,6 +192,10 @@ __all__ = [
     "ece_debiased",
     "ece_debiased_from_bins",
     "ece_from_bins",
+    "exact_mean",
+    "exact_product",
+    "exact_sum",
+    "exact_var",
     "flipping",
     "fpr_at_95tpr",
     "gap",
@@ -177,14 +212,17 @@ __all__ = [
     "mean_confidence_from_bins",
     "metric_tables",
     "nll",
+    "nll_terms",
     "nll_top",
     "nll_top_from_bins",
+    "nll_top_terms",
     "normal",
     "pa_from_counts",
     "pa_from_pairs",
     "pa_kappa_from_pairs",
     "pa_v_from_pairs",
     "point_biserial",
+    "point_biserial_from_moments",
     "prediction_entropy_from_counts",
     "proba_entropy",
     "proba_margin",
@@ -195,4 +233,5 @@ __all__ = [
     "selective_curve",
     "stream_key",
     "uniform",
+    "width_metrics",
 ]

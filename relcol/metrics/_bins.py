@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from relcol.metrics._params import check_bins
+from relcol.checks import check_bins
 
 #: The columns that order rows for equal-mass bins after the confidence (METRICS.md §2).
 ORDER = ("sample_id", "seed", "repeat")

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from relcol.checks import check_bins
 from relcol.metrics._bins import ORDER, _bin_index
 from relcol.metrics._exact import exact_sum
-from relcol.metrics._params import check_bins
 from relcol.metrics._runs import run_totals
 
 #: Bins whose |accₘ − confₘ| is within this of the MCE attain it (``mce_n``): the two engines

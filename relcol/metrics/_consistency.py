@@ -68,9 +68,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 import polars as pl
 
+from relcol.checks import check_columns, check_keys
 from relcol.errors import ParameterError
 from relcol.metrics._exact import exact_mean, exact_sum
-from relcol.metrics._params import check_columns, check_keys
 from relcol.store import CELL
 
 #: The axes of variation, in output order: axis -> (stratum column, replicate column).

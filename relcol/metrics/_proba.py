@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import polars as pl
 
+from relcol.checks import check_bins
 from relcol.metrics._bins import _bin_index, _bin_index_of_float32
 from relcol.metrics._calibration import ece_from_bins
 from relcol.metrics._exact import exact_mean, exact_sum
 from relcol.metrics._frames import CELL_ID
-from relcol.metrics._params import check_bins
 from relcol.metrics._runs import run_ends, run_totals
 from relcol.metrics._scores import EPS
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from relcol.checks import check_bins
 from relcol.metrics._bins import _bin_index
 from relcol.metrics._exact import exact_sum
-from relcol.metrics._params import check_bins
 
 #: nll_top clips c to [EPS, 1 − EPS] (METRICS.md §3); nll clips p to EPS.
 EPS = 1e-15

@@ -30,10 +30,10 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from relcol.checks import check_choice, check_columns, check_keys, check_share
 from relcol.metrics._exact import exact_sum
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._levels import SCORES, levels, scored_cells, scored_columns
-from relcol.metrics._params import check_choice, check_columns, check_keys, check_share
 from relcol.metrics._runs import run_ends
 from relcol.metrics._statistics import sorted_rows
 from relcol.store import CELL

@@ -15,10 +15,10 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
+from relcol.checks import check_bins, check_choice, check_columns, check_keys
 from relcol.metrics._bins import ORDER, _bin_index, _per_bins
 from relcol.metrics._exact import exact_sum
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
-from relcol.metrics._params import check_bins, check_choice, check_columns, check_keys
 from relcol.metrics._scores import _nll_top_terms
 from relcol.store import CELL
 

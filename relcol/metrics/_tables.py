@@ -13,6 +13,14 @@ from collections.abc import Iterable, Sequence
 
 import polars as pl
 
+from relcol.checks import (
+    check_bins,
+    check_choice,
+    check_columns,
+    check_draws,
+    check_keys,
+    check_share,
+)
 from relcol.errors import ParameterError
 from relcol.metrics._bins import ORDER
 from relcol.metrics._calibration import (
@@ -31,14 +39,6 @@ from relcol.metrics._discrimination import discrimination_cells
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._levels import SCORES, levels, score_column
 from relcol.metrics._null import EVENT, event_columns, event_statistics, null_cells, null_draws
-from relcol.metrics._params import (
-    check_bins,
-    check_choice,
-    check_columns,
-    check_draws,
-    check_keys,
-    check_share,
-)
 from relcol.metrics._proba import class_cells, class_statistics, proba_columns
 from relcol.metrics._scores import (
     brier_reliability_from_bins,

@@ -41,6 +41,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+from relcol.checks import check_int
 from relcol.errors import InputError, SpecError, first_line
 
 
@@ -59,8 +60,7 @@ def _check_lightgbm(estimator: BaseEstimator) -> None:
     """LightGBM checks its parameters only when it trains: train one round on eight rows,
     with the native library's messages (it prints before raising) silenced."""
     rounds = estimator.get_params()["n_estimators"]
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"n_estimators must be an int >= 1. Got {rounds!r}.")
+    check_int("n_estimators", rounds)
     X, y = np.arange(16.0).reshape(8, 2), np.tile([0, 1], 4)
     with _native_output_silenced(), warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -19,27 +19,39 @@ from relcol.report._figures import (
     scorecard_figure,
 )
 from relcol.report._html import SECTIONS, ReportMeta, render_html, write_report
+from relcol.report._plot import (
+    confidence_by_correctness,
+    degradation_curve,
+    reliability_diagram,
+    risk_coverage,
+)
 from relcol.report._tables import (
     calibration_table,
     realised_rates_table,
     realised_trends_table,
 )
-from relcol.report._terminal import terminal_summary
+from relcol.report._terminal import SQL_ROWS, frame_text, terminal_summary
 
 __all__ = [
     "OKABE_ITO",
     "SECTIONS",
+    "SQL_ROWS",
     "ReportMeta",
     "calibration_table",
+    "confidence_by_correctness",
     "confidence_figure",
     "consistency_figure",
+    "degradation_curve",
     "degradation_figure",
     "figure_svg",
+    "frame_text",
     "model_styles",
     "realised_rates_table",
     "realised_trends_table",
+    "reliability_diagram",
     "reliability_figure",
     "render_html",
+    "risk_coverage",
     "risk_coverage_figure",
     "scorecard_figure",
     "terminal_summary",

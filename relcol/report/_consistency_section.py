@@ -15,7 +15,7 @@ from html import escape
 import polars as pl
 from great_tables import GT, html
 
-from relcol.analysis._frames import require_columns, sort_by_appearance
+from relcol.analysis import require_columns, sort_by_appearance
 from relcol.report._figures import (
     Styles,
     consistency_figure,

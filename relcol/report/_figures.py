@@ -510,7 +510,7 @@ def error_text(ece: float | None, mce: float | None) -> str:
 
 def _cell_errors(bins: pl.DataFrame) -> dict[tuple, tuple[float, float]]:
     """ECE and MCE by (model, corruption, severity) from the bins drawn."""
-    from relcol.analysis._bins import bin_errors
+    from relcol.analysis import bin_errors
 
     errors = bin_errors(bins)
     return {
@@ -824,7 +824,7 @@ def risk_coverage_panel(
     (:func:`relcol.analysis._bins.oracle_risk`, from the risk at full coverage): the gap
     between the two is what the model's ranking of right and wrong predictions loses.
     """
-    from relcol.analysis._bins import oracle_risk
+    from relcol.analysis import oracle_risk
 
     curve = curve.sort("coverage")
     if curve.is_empty():

@@ -24,8 +24,8 @@ from typing import Any, TypedDict
 import polars as pl
 
 from relcol._text import printable
-from relcol.analysis._frames import CELL_KEYS, require_columns
-from relcol.analysis._multilabel import name_labels_in
+from relcol.analysis import CELL_KEYS, name_labels_in, require_columns
+from relcol.checks import check_bins
 from relcol.errors import InputError
 from relcol.report._classes import by_class_section
 from relcol.report._consistency_section import consistency_section
@@ -211,9 +211,7 @@ def _render(
         require_columns(
             corruptions, ("dataset", "corruption", "severity", "realised_rate"), "corruptions"
         )
-    bins = meta.get("bins")
-    if not isinstance(bins, int) or isinstance(bins, bool) or bins < 1:
-        raise InputError(f"meta['bins'] must be an int in [1, inf). Got {bins!r}.")
+    bins = check_bins(meta.get("bins"))
     versions = meta.get("versions")
     if versions is not None and not isinstance(versions, Mapping):
         raise InputError(

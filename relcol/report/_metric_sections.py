@@ -17,8 +17,7 @@ import polars as pl
 import polars.selectors as cs
 from great_tables import GT
 
-from relcol.analysis._bins import with_stage
-from relcol.analysis._frames import require_columns, sort_by_appearance
+from relcol.analysis import require_columns, sort_by_appearance, with_stage
 from relcol.report._figures import (
     Styles,
     correctness_figure,

@@ -13,7 +13,7 @@ from html import escape
 import polars as pl
 from great_tables import GT
 
-from relcol.analysis._monitoring import ALERT_COLUMNS, STREAM
+from relcol.analysis import ALERT_COLUMNS, STREAM
 from relcol.report._figures import figure_svg
 from relcol.report._layout import figure, section
 from relcol.report._tables import table_html

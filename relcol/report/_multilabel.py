@@ -21,12 +21,12 @@ from html import escape
 import polars as pl
 from great_tables import GT
 
-from relcol.analysis._bins import with_stage
-from relcol.analysis._multilabel import (
-    INTERVALS,
+from relcol.analysis import MULTILABEL_INTERVALS as INTERVALS
+from relcol.analysis import (
     NO_MACRO_INTERVAL,
     macro_rows,
     name_label_codes,
+    with_stage,
 )
 from relcol.report._figures import (
     _RC,

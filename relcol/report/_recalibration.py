@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import polars as pl
 from great_tables import GT
 
-from relcol.analysis._multilabel import named_labels
+from relcol.analysis import named_labels
 from relcol.report._tables import table_html
 
 _METRICS = {

@@ -14,12 +14,12 @@ from html import escape
 import polars as pl
 
 from relcol.analysis import (
+    MIN_BIN_SAMPLES,
     degradation_summary,
     on_realised_axis,
     realised_rates,
     realised_trends,
 )
-from relcol.analysis._bootstrap import MIN_BIN_SAMPLES
 from relcol.report._figures import (
     PANELS,
     Styles,

@@ -13,8 +13,7 @@ from typing import Any
 
 import polars as pl
 
-from relcol.analysis import degradation_summary, worst_gaps
-from relcol.analysis._headline import LIGHTS, verdicts
+from relcol.analysis import LIGHTS, degradation_summary, verdicts, worst_gaps
 from relcol.report._layout import plural, section
 from relcol.report._sections import single_label
 from relcol.report._tables import glance_table, table_html

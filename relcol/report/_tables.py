@@ -15,7 +15,7 @@ import polars as pl
 import polars.selectors as cs
 from great_tables import GT, html
 
-from relcol.analysis._frames import sort_by_appearance
+from relcol.analysis import sort_by_appearance
 from relcol.report._exports import register
 from relcol.report._layout import details
 

@@ -14,8 +14,7 @@ import textwrap
 import polars as pl
 
 from relcol._text import printable_line
-from relcol.analysis import degradation_summary
-from relcol.analysis._frames import group_keys, sort_by_appearance
+from relcol.analysis import degradation_summary, group_keys, sort_by_appearance
 
 _MISSING = "-"
 

@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 from great_tables import GT, style
 
-from relcol.analysis._frames import require_columns, sort_by_appearance
+from relcol.analysis import require_columns, sort_by_appearance
 from relcol.report._layout import by_dataset, section
 from relcol.report._tables import table_html
 

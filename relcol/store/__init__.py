@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from relcol.store._files import os_error, publish_folder, staged_folder
 from relcol.store._schema import (
     ANNOTATIONS,
     CELL,
@@ -43,7 +44,10 @@ __all__ = [
     "connect",
     "connect_frame",
     "init_script",
+    "os_error",
+    "publish_folder",
     "reading_only",
     "sql_text",
+    "staged_folder",
     "write_part_file",
 ]

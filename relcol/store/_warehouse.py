@@ -43,8 +43,8 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from relcol.checks import check_bins, is_number
 from relcol.errors import ParameterError, WarehouseError
-from relcol.metrics._params import check_bins
 from relcol.store import _files, _schema
 from relcol.store._sql import connect, damaged, init_script, reading_only
 
@@ -253,9 +253,7 @@ class Warehouse:
         If a concurrent ``replace`` swaps files away under the query, it runs again on a
         new snapshot.
         """
-        if timeout is not None and (
-            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
-        ):
+        if timeout is not None and not (is_number(timeout) and timeout > 0):
             raise ParameterError(f"timeout must be a number of seconds > 0, or None. Got {timeout!r}.")
         bins = check_bins(bins)
         if not isinstance(query, str) or not _has_statement(query):

@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
-from relcol.study._numerics import numerics, portable_environment
-from relcol.study._runner import MAX_ROWS, IngestResult, n_fits, n_rows, rng_for, run_study
-from relcol.study._spec import CorruptionSpec, Study, default_study_text, load_study, parse_study
+from relcol.study._numerics import PORTABLE, numerics, portable_environment
+from relcol.study._runner import (
+    MAX_ROWS,
+    IngestResult,
+    n_fits,
+    n_rows,
+    rng_for,
+    run_study,
+    versions,
+)
+from relcol.study._simulate import ConsistencySimulation, run_simulation
+from relcol.study._spec import (
+    SCORECARD,
+    CorruptionSpec,
+    Study,
+    default_study_text,
+    load_study,
+    parse_study,
+)
 
 __all__ = [
     "MAX_ROWS",
+    "PORTABLE",
+    "SCORECARD",
+    "ConsistencySimulation",
     "CorruptionSpec",
     "IngestResult",
     "Study",
@@ -19,5 +38,7 @@ __all__ = [
     "parse_study",
     "portable_environment",
     "rng_for",
+    "run_simulation",
     "run_study",
+    "versions",
 ]

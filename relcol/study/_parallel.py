@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from relcol.checks import check_int
 from relcol.errors import ParameterError
 
 BACKENDS = ("local", "dask")
@@ -23,8 +24,7 @@ T = TypeVar("T")
 def check_backend(backend: str, jobs: int) -> None:
     if backend not in BACKENDS:
         raise ParameterError(f"backend must be one of {', '.join(BACKENDS)}. Got {backend!r}.")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise ParameterError(f"jobs must be an int >= 1. Got {jobs!r}.")
+    check_int("jobs", jobs)
     if backend == "dask":
         try:
             import distributed  # noqa: F401

@@ -31,8 +31,7 @@ import numpy as np
 import polars as pl
 from threadpoolctl import threadpool_limits
 
-from relcol.corruption import OPERATORS, Corrupted, TrainingStats
-from relcol.corruption._base import resolve_names
+from relcol.corruption import OPERATORS, Corrupted, TrainingStats, resolve_names
 from relcol.data import Dataset, load_dataset
 from relcol.errors import InputError, SpecError
 from relcol.models import ModelSpec, fit_frozen

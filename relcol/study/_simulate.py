@@ -50,7 +50,8 @@ from datetime import UTC, datetime
 import numpy as np
 import polars as pl
 
-from relcol.data._predictions import MAX_CODES
+from relcol.checks import check_int
+from relcol.data import MAX_CODES
 from relcol.errors import ParameterError
 from relcol.store import Warehouse, check_name
 from relcol.study._runner import MAX_ROWS, IngestResult, content_id, rng_for, versions
@@ -102,11 +103,8 @@ class ConsistencySimulation:
     def __post_init__(self) -> None:
         check_name(self.name)
         for attr, low in (("samples", 1), ("replicates", 2), ("classes", 2)):
-            value = getattr(self, attr)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ParameterError(f"{attr} must be an int >= {low}. Got {value!r}.")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ParameterError(f"seed must be an int >= 0. Got {self.seed!r}.")
+            check_int(attr, getattr(self, attr), low)
+        check_int("seed", self.seed, 0)
         rates = tuple(self.error_rates)
         if not rates or any(not 0 <= r <= 1 for r in rates) or list(rates) != sorted(set(rates)):
             raise ParameterError(

@@ -20,8 +20,10 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from relcol.checks import is_int as _is_int
+from relcol.checks import is_number as _is_number
 from relcol.corruption import OPERATORS
-from relcol.data._datasets import DatasetSpec, validate_dataset
+from relcol.data import DatasetSpec, validate_dataset
 from relcol.errors import RelcolError, SpecError
 from relcol.models import ModelSpec, validate_model
 from relcol.store import check_name
@@ -337,14 +339,6 @@ def _severities(values: object, where: str) -> tuple[float, ...]:
             f"{where} must start at 0.0, the clean reference every curve starts from. Got {list(grid)}."
         )
     return grid
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _check(ok: object, source: str, field_name: str, expected: str, got: object) -> None:

@@ -1,0 +1,151 @@
+"""The import contract: data flows one way through the layers, and no package reaches into
+another package's private (underscore) modules or names.
+
+The layers follow the flow of the data: a study spec is read (``data``), models are fitted
+(``models``), the test set corrupted (``corruption``), predictions stored (``store``); then the
+store is read into metrics (``metrics``), summarised with intervals and tests (``analysis``)
+and shown (``report``). Each package may import only the packages upstream of it in
+``ALLOWED``, plus the foundation modules every layer shares (errors, checks, text helpers).
+The facade (``relcol/__init__``, ``relcol/_api``, ``relcol/_external``) and the command line
+(``cli/``) sit on top and may import any package, but only through its public names.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: package → the packages it may import (besides itself and FOUNDATION).
+ALLOWED: dict[str, set[str]] = {
+    "store": set(),
+    "data": {"store"},
+    "corruption": set(),
+    "models": set(),
+    "study": {"data", "corruption", "models", "store"},
+    "metrics": {"store"},
+    "analysis": {"metrics", "store"},
+    # presentation only: it renders the analysis' tables; the metric registry gives labels
+    "report": {"analysis", "metrics"},
+}
+#: Top-level modules every layer may import; they import nothing but each other.
+FOUNDATION = {"relcol.errors", "relcol.checks", "relcol._text", "relcol._interrupts"}
+#: The facade and the command line: may import every package (public names only).
+FACADE = {"relcol", "relcol._api", "relcol._external", "relcol.cli", "relcol.plot"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "cli":  # installed as relcol.cli
+        parts = ["relcol", *parts]
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+SOURCES = {
+    module_name(path): path
+    for path in [*sorted((ROOT / "relcol").rglob("*.py")), *sorted((ROOT / "cli").rglob("*.py"))]
+}
+PACKAGES = {path.parent for path in SOURCES.values() if path.name == "__init__.py"}
+
+
+def is_package(module: str) -> bool:
+    return SOURCES[module].name == "__init__.py"
+
+
+def imports(module: str) -> list[tuple[int, str, str | None]]:
+    """(line, imported module, imported name or None) for every relcol import of ``module``."""
+    found = []
+    for node in ast.walk(ast.parse(SOURCES[module].read_text())):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name, None) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                here = module.split(".") if is_package(module) else module.split(".")[:-1]
+                here = here[: len(here) - node.level + 1]
+                base = ".".join([*here, base] if base else here)
+            for alias in node.names:
+                sub = f"{base}.{alias.name}"
+                if sub in SOURCES:  # `from relcol.metrics import _frames` imports a module
+                    found.append((node.lineno, sub, None))
+                else:
+                    found.append((node.lineno, base, alias.name))
+    return [f for f in found if f[1] == "relcol" or f[1].startswith("relcol.")]
+
+
+def layer(module: str) -> str:
+    """The package a module belongs to ('store', 'metrics', …), or the module itself on top."""
+    if module in FOUNDATION or module in FACADE or module.startswith("relcol.cli."):
+        return "relcol.cli" if module.startswith("relcol.cli") else module
+    return module.split(".")[1]
+
+
+def owner(module: str) -> str | None:
+    """The package a private module belongs to: relcol.metrics._exact → relcol.metrics."""
+    parts = module.split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("_"):
+            return ".".join(parts[:i])
+    return None
+
+
+def violations(module: str) -> list[str]:
+    src = layer(module)
+    found = []
+    for line, target, name in imports(module):
+        where = f"{SOURCES[module].relative_to(ROOT)}:{line}: imports {target}"
+        private_owner = owner(target)
+        if private_owner is not None and not (module + ".").startswith(private_owner + "."):
+            found.append(f"{where}, a private module of {private_owner}")
+        if name is not None and name.startswith("_") and layer(target) != src:
+            found.append(f"{where}.{name}, a private name of another package")
+        dst = layer(target)
+        if dst == src or target in FOUNDATION:
+            continue
+        if src in FOUNDATION:
+            found.append(f"{where}: the foundation imports no package")
+        elif dst in FACADE or target == "relcol":
+            if src not in FACADE:
+                found.append(f"{where}: nothing below the facade imports it")
+        elif src not in FACADE and dst not in ALLOWED[src]:
+            found.append(f"{where}: {src} may import only {sorted(ALLOWED[src])}")
+    return list(dict.fromkeys(found))
+
+
+def test_every_package_has_a_layer():
+    packages = {module_name(p / "__init__.py") for p in PACKAGES} - FACADE
+    assert {name.split(".")[1] for name in packages} == set(ALLOWED)
+    assert all(name in SOURCES for name in FOUNDATION | FACADE)
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_imports_flow_one_way_through_public_names(module):
+    assert not violations(module), "\n".join(violations(module))
+
+
+def test_the_contract_catches_each_kind_of_breach(monkeypatch, tmp_path):
+    bad = tmp_path / "relcol" / "metrics" / "_bad.py"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(
+        "from relcol.analysis import bootstrap\n"  # upstream imports downstream
+        "from relcol.store._files import os_error\n"  # another package's private module
+        "from relcol.store import _hidden\n"  # another package's private name
+        "import relcol._api\n"  # below the facade
+        "from relcol.errors import ParameterError\n"  # allowed: foundation
+        "from relcol.metrics._bins import bin_index\n"  # allowed: its own package
+        "from . import _exact\n"  # allowed: relative, own package
+    )
+    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
+    monkeypatch.setitem(SOURCES, "relcol.metrics._bad", bad)
+    monkeypatch.setitem(SOURCES, "relcol.metrics._exact", bad)
+    found = violations("relcol.metrics._bad")
+    assert len(found) == 4, found
+    assert "metrics may import only ['store']" in found[0]
+    assert "a private module of relcol.store" in found[1]
+    assert "_hidden, a private name" in found[2]
+    assert "nothing below the facade" in found[3]
