@@ -29,6 +29,7 @@ from relcol.report._figures import (
 )
 from relcol.report._layout import by_dataset, figure, section
 from relcol.report._tables import (
+    INLINE_ROWS,
     bin_convention,
     calibration_table,
     interval_columns,
@@ -109,8 +110,10 @@ def degradation_section(
         kwargs = {"title": f"Trends: {name}", "colours": colours, "trends": trends}
         summary = degradation_summary(curves)
         table_id = f"relcol-trends-{index}"
-        gt = trend_table(curves, summary, table_id=table_id, **kwargs)
         twin = trend_table(curves, summary, table_id=table_id, plots=False, **kwargs)
+        if len(twin._tbl_data) > INLINE_ROWS:  # a file: no nanoplots to draw
+            return figure(svg, caption) + "\n" + table_html(twin)
+        gt = trend_table(curves, summary, table_id=table_id, **kwargs)
         table = slim_nanoplots(table_html(gt, collapse=False, latex=twin))
         return figure(svg, caption) + "\n" + table
 
