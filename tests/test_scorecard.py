@@ -150,7 +150,11 @@ def test_report_sections_show_consistency_per_model_and_the_scorecard(study, tmp
     }
     html = consistency_section(tables, bins=15)
     consistency_html, scorecard_html = html.split('<section id="scorecard">')
-    assert 'id="consistency"' in consistency_html and "Consistency: mlp" in consistency_html
+    assert 'id="consistency"' in consistency_html
+    # One table for every model, the model naming each row group.
+    assert consistency_html.count('class="gt_table"') == 1
+    for model in cal["model"].unique():
+        assert f"/ {model} /" in consistency_html
     assert "across training seeds" in consistency_html
     assert "across corruption repeats" in consistency_html
     assert "relative mCE" in scorecard_html

@@ -61,6 +61,16 @@ def verdicts(thresholds: pl.DataFrame) -> pl.DataFrame:
     return out.with_columns(pl.col(c).cast(pl.Int64) for c in counted)
 
 
+#: The columns of ``thresholds`` that :func:`break_grid` reads.
+GRID_COLUMNS = (
+    "model",
+    "corruption",
+    "clean_overconfident",
+    "break_point",
+    "d_star",
+    "traffic_light",
+    "worst_severity",
+)
 #: The states of a curve in the headline grid, in the order a reader is warned of them.
 STATES = ("clean", "breaks", "holds")
 
@@ -94,12 +104,7 @@ def break_grid(thresholds: pl.DataFrame) -> pl.DataFrame:
     >>> break_grid(t).select("model", "state", "break_point").rows()
     [('a', 'breaks', 0.2), ('a', 'holds', None), ('b', 'clean', None)]
     """
-    require_columns(
-        thresholds,
-        ("model", "corruption", "clean_overconfident", "break_point", "d_star",
-         "traffic_light", "worst_severity"),
-        "thresholds",
-    )  # fmt: skip
+    require_columns(thresholds, GRID_COLUMNS, "thresholds")
     keys = [k for k in ("study", "dataset", "model", "corruption") if k in thresholds.columns]
     state = (
         pl.when(pl.col("clean_overconfident").fill_null(False))

@@ -63,11 +63,11 @@ def consistency_section(
              "consistently_correct", "churn"),
             "consistency",
         )  # fmt: skip
-        sections.append(
-            _section(
-                "consistency", "Consistency across seeds and repeats", _consistency(table, styles)
-            )
-        )
+        # The panels are the argument of a study of replicates (nothing varies with severity);
+        # where the data degrade, the degradation curves carry it and the numbers are files.
+        panels = table.get_column("severity").n_unique() == 1
+        body = _consistency(table, styles, panels=panels)
+        sections.append(_section("consistency", "Consistency across seeds and repeats", body))
     card = tables.get("scorecard")
     if card is not None and not card.is_empty():
         require_columns(card, ("dataset", "model", *_SCORES, "weights", "baseline"), "scorecard")
@@ -79,7 +79,8 @@ def _section(anchor: str, heading: str, body: str) -> str:
     return f'<section id="{anchor}">\n<h2>{escape(heading)}</h2>\n{body}\n</section>'
 
 
-def _consistency(table: pl.DataFrame, styles: Styles) -> str:
+def _consistency(table: pl.DataFrame, styles: Styles, *, panels: bool) -> str:
+    """The section's body; ``panels``: draw the consistency panels per dataset."""
     axes = [a for a in _AXES if a in set(table["axis"])]
     replicates = "; ".join(
         f"{_span(table.filter(pl.col('axis') == a)['replicates'])} {_PER[a]}" for a in axes
@@ -105,7 +106,7 @@ def _consistency(table: pl.DataFrame, styles: Styles) -> str:
                 if k in part.columns
             )
         )
-        if not curves.is_empty() and set(curves["axis"]) & {"seed", "repeat"}:
+        if panels and not curves.is_empty() and set(curves["axis"]) & {"seed", "repeat"}:
             fig = consistency_figure(curves, title=name, styles=styles)
             svg = figure_svg(fig, id_prefix=f"cons{block}", label=f"Consistency panels for {name}")
             parts.append(
@@ -116,10 +117,8 @@ def _consistency(table: pl.DataFrame, styles: Styles) -> str:
                     "variation. The wider the gap between them, the less the errors repeat.",
                 )
             )
-        for index, model in enumerate(part["model"].unique(maintain_order=True)):
-            rows = part.filter(pl.col("model") == model)
-            table_id = f"{block}-{index}"
-            parts.append(table_html(_model_table(rows, model, table_id, axes, several=False)))
+        # One table for every model (a file when long).
+        parts.append(table_html(_model_table(part, name, str(block), axes, several=False)))
         return "\n".join(parts)
 
     return intro + "\n" + by_dataset(wide, render)
@@ -150,9 +149,10 @@ def _by_axis(table: pl.DataFrame, axes: list[str]) -> pl.DataFrame:
     return sort_by_appearance(wide, order, *rest)
 
 
-def _model_table(frame: pl.DataFrame, model: str, index: str, axes: list[str], several: bool) -> GT:
-    """One model's table; ``index`` numbers the tables (an HTML id; model names may hold ':')."""
-    group = (["study"] if several else []) + ["dataset", "corruption"]
+def _model_table(frame: pl.DataFrame, name: str, index: str, axes: list[str], several: bool) -> GT:
+    """The table of ``frame``'s models (each model a row group); ``name`` titles it, ``index``
+    numbers the tables (an HTML id)."""
+    group = (["study"] if several else []) + ["dataset", "model", "corruption"]
     if "label" in frame.columns and frame["label"].null_count() < frame.height:
         group.append("label")
     shown = frame.with_columns(
@@ -161,7 +161,7 @@ def _model_table(frame: pl.DataFrame, model: str, index: str, axes: list[str], s
     gt = (
         GT(shown, rowname_col="severity", groupname_col="__group", id=f"relcol-consistency-{index}")
         .tab_header(
-            title=f"Consistency: {model}", subtitle="accuracy vs consistently correct share; churn"
+            title=f"Consistency: {name}", subtitle="accuracy vs consistently correct share; churn"
         )
         .tab_stubhead("d")
         .cols_label(accuracy="mean accuracy")

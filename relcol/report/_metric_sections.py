@@ -27,6 +27,7 @@ from relcol.report._figures import (
     risk_coverage_figure,
 )
 from relcol.report._layout import by_dataset, figure
+from relcol.report._sections import figure_subset
 from relcol.report._tables import merge_intervals, table_html
 
 _GROUP = "__group"
@@ -84,6 +85,13 @@ def discrimination_section(
     def render(part: pl.DataFrame, name: str, index: int) -> str:
         parts = []
         rows = _same_dataset(histograms, part)
+        drawn = ""
+        if rows is not None and not rows.is_empty():
+            rows, drawn = figure_subset(
+                rows,
+                tables["calibration"],
+                "every cell is in <code>confidence_histogram.csv</code>",
+            )
         if rows is not None and not rows.is_empty() and bins:
             auroc = {
                 (r["model"], r["corruption"], r["severity"]): r["auroc"]
@@ -99,7 +107,8 @@ def discrimination_section(
                     f"{escape(name)}: how confidence is spread over right (filled) and wrong "
                     "(line) predictions, each as a share of its own count, on clean data and "
                     "at each corruption's worst severity. The less the two overlap, the better "
-                    "confidence separates them (AUROC in each panel).",
+                    f"confidence separates them (AUROC in each panel).{drawn}",
+                    css="wide",
                 )
             )
         parts.append(table_html(_discrimination(part, f"relcol-discrimination-{index}", name)))

@@ -17,7 +17,7 @@ from typing import Any
 import polars as pl
 
 from relcol.analysis import degradation_summary, worst_gaps
-from relcol.analysis._headline import LIGHTS, break_grid, verdicts
+from relcol.analysis._headline import GRID_COLUMNS, LIGHTS, break_grid, verdicts
 from relcol.report._layout import plural, section
 from relcol.report._sections import single_label
 from relcol.report._tables import glance_table, table_html
@@ -57,7 +57,8 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
     if judged and "label" in thresholds.columns:
         thresholds = thresholds.filter(pl.col("label").is_null())
     judged = judged and not thresholds.is_empty()
-    parts = [headline_grid(thresholds, calibration)] if judged else []
+    grid = judged and set(GRID_COLUMNS) <= set(thresholds.columns)
+    parts = [headline_grid(thresholds, calibration)] if grid else []
     parts += [
         f"<p>{escape(scope)} Where confidence outruns accuracy the most, per model "
         "(largest gap Δ = mean confidence − accuracy at any severity):</p>",
@@ -68,7 +69,7 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
     curves = single_label(calibration)
     if not curves.is_empty():
         parts.append(table_html(glance_table(degradation_summary(curves)), collapse=judged))
-    heading = "Where trust breaks, at a glance" if judged else "Summary"
+    heading = "Where trust breaks, at a glance" if grid else "Summary"
     return section("summary", heading, "\n".join(parts))
 
 

@@ -562,17 +562,6 @@ def _nanoplots(gt: GT, shown: pl.DataFrame, colours: dict[str, str]) -> GT:
     return gt
 
 
-def slim_nanoplots(html: str) -> str:
-    """Drop what a nanoplot without data area and text repeats in every ``<svg>``.
-
-    Each nanoplot carries an unused area-fill pattern and a style block for text labels;
-    with :data:`_NANOPLOT` (no area, no labels, no hover values) neither is drawn, and
-    removing them halves the size of a table of hundreds of nanoplots.
-    """
-    html = re.sub(r'<defs><pattern id="[^"]*area_pattern[^"]*".*?</pattern></defs>', "", html)
-    return re.sub(r"<style> \.gt-nanoplot-[0-9a-f]+ text \{.*?</style>", "", html)
-
-
 def _trend_colours(gt: GT, shown: pl.DataFrame) -> GT:
     ece = [c for c in ("clean_ece", "worst_ece") if c in shown.columns]
     top = pl.concat([shown.get_column(c) for c in ece]).max() if ece else None
