@@ -16,6 +16,7 @@ import polars as pl
 from great_tables import GT
 
 from relcol.analysis._frames import require_columns, sort_by_appearance
+from relcol.analysis._scorecard import MIN_CHANGE, RELIABILITY_ECE
 from relcol.report._figures import (
     Styles,
     consistency_figure,
@@ -39,6 +40,8 @@ _SCORES = {
     "mean_cce": "mCCE",
     "mean_relative_cce": "relative mCCE",
 }
+#: The scorecard's comparisons with the baseline model.
+_CE = ("mean_ce", "mean_relative_ce", "mean_cce", "mean_relative_cce")
 
 
 def consistency_section(
@@ -182,38 +185,49 @@ def _scorecard(card: pl.DataFrame, styles: Styles) -> str:
     group = (["study"] if several else []) + ["dataset"]
     if "label" in card.columns and card["label"].null_count() < card.height:
         group.append("label")
+    weights = card["weights"][0]
+    baseline = card["baseline"][0]
+    # No comparison against a model the study does not have.
+    compared = baseline in set(card["model"]) and card["mean_ce"].is_not_null().any()
+    scores = {k: v for k, v in _SCORES.items() if compared or k not in _CE}
     shown = card.select(
         __group=pl.concat_str([pl.col(c).cast(pl.String) for c in group], separator=" / "),
         model="model",
-        **{c: c for c in _SCORES},
+        **{c: c for c in scores},
     )
-    weights = card["weights"][0]
-    baseline = card["baseline"][0]
     notes = (
         [n for n in card["note"].unique(maintain_order=True).to_list() if n]
         if "note" in card.columns
         else []
     )
+    subtitle = f"robustness = weighted mean of S, chance-corrected R and L ({weights})"
     gt = (
         GT(shown, rowname_col="model", groupname_col="__group", id="relcol-scorecard")
         .tab_header(
             title="Robustness scorecard",
-            subtitle=f"robustness = weighted mean of S, R, L ({weights}); CE against {baseline}",
+            subtitle=subtitle + (f"; CE against {baseline}" if compared else ""),
         )
         .tab_stubhead("model")
-        .cols_label(**_SCORES)
-        .tab_spanner("stress tests", columns=list(_SCORES)[:5])
-        .tab_spanner(f"corruption error vs {baseline}", columns=list(_SCORES)[5:])
-        .fmt_number(list(_SCORES), decimals=3)
+        .cols_label(**scores)
+        .tab_spanner("stress tests", columns=[c for c in scores if c not in _CE])
+        .fmt_number(list(scores), decimals=3)
         .sub_missing(missing_text="–")
         .tab_source_note(
             "S: share of (sample, seed, repeat) whose prediction under Gaussian noise of 0.05 "
             "training SDs equals the clean one. R = min(acc(0.1 SD)/acc(0), 1); chance-corrected "
-            "(acc − 1/K)/(acc₀ − 1/K) clipped to [0, 1]. L = 1 − clean ECE. mCE: mean over "
-            "corruptions of Σ_d err / Σ_d err of the baseline (d > 0); relative: err − clean err; "
-            "mCCE: the same with ECE. Below 1 is better than the baseline."
+            "(acc − 1/K)/(acc₀ − 1/K) clipped to [0, 1], the share of the accuracy above a "
+            f"guess that survives. L = max(0, 1 − clean ECE/{RELIABILITY_ECE:g}): 0 at the ECE "
+            "the traffic light calls red."
         )
     )
+    if compared:
+        gt = gt.tab_spanner(f"corruption error vs {baseline}", columns=list(_CE)).tab_source_note(
+            "mCE: mean over corruptions of Σ_d err / Σ_d err of the baseline (d > 0); relative: "
+            "the rise over clean err, max(Σ_d (err − err₀), 0) / Σ_d (err_base − err_base,₀), "
+            f"only where the baseline's rise averages {MIN_CHANGE:g} or more per severity (a "
+            "smaller one divides by noise); a model that improves scores 0. mCCE: the same "
+            "with ECE. Below 1: degrades less than the baseline."
+        )
     for note in notes:
         gt = gt.tab_source_note(f"Missing values: {note}.")
     panel = ""
