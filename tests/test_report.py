@@ -23,6 +23,7 @@ from relcol.report import (
     terminal_summary,
     write_report,
 )
+from relcol.report._tables import calibration_table
 
 MODELS = ("logistic_regression", "lightgbm")
 CORRUPTIONS = ("mcar", "label_noise")
@@ -119,7 +120,7 @@ def test_write_report_writes_the_page_and_every_table(report):
     # Tables too long for the page (the trends, a row per curve) are files only.
     linked = re.findall(r'<a href="tables/([\w-]+)\.parquet">', html)
     files = [t for t in linked if t not in shown]
-    assert files == ["relcol-trends-1", "relcol-trends-2"]
+    assert files == [f"relcol-{t}-{i}" for t in ("trends", "calibration") for i in (1, 2)]
     for table in files:
         assert {f"{table}.{s}" for s in ("html", "csv", "parquet")} <= set(exported)
     assert len(exported) == 4 * len(shown) + 3 * len(files)
@@ -211,7 +212,13 @@ def test_extra_columns_render(tmp_path):
     html = write_report(tmp_path, tables={"calibration": extra}, meta=META).read_text(
         encoding="utf-8"
     )
-    table = html[html.index('id="calibration"') : html.index('id="methods"')]
+    # The page links the table's files (every metric of every cell is wider than a page) …
+    section = html[html.index('id="calibration"') : html.index('id="methods"')]
+    assert 'href="tables/relcol-calibration-1.csv"' in section and "<table" not in section
+    plain = (tmp_path / "tables" / "relcol-calibration-1.html").read_text(encoding="utf-8")
+    assert "<th>brier</th>" in plain and f"<td>{round(CAL['ece'][0], 3)}</td>" in plain
+    # … and the great-tables rendering labels, merges intervals and notes constants.
+    table = calibration_table(extra, study="default", bins=10).as_raw_html()
     assert ">Brier<" in table  # a known metric column, with its label
     first = CAL.row(0, named=True)
     assert f"{first['ece']:.3f} [{first['ece'] - 0.015:.3f}, {first['ece'] + 0.015:.3f}]" in table
@@ -316,8 +323,7 @@ def test_constant_and_missing_metrics_render():
     )
     html = render_html({"calibration": flat}, meta=META)
     assert "never overconfident" in html
-    table = html[html.index('id="calibration"') : html.index('id="methods"')]
-    assert ">–<" in table
+    assert ">–<" in calibration_table(flat, study="default", bins=10).as_raw_html()
 
 
 def test_several_studies_are_kept_apart():

@@ -220,7 +220,8 @@ def calibration_section(
 
     def render(part: pl.DataFrame, name: str, index: int) -> str:
         gt = calibration_table(part, study=name, bins=bins, table_id=f"relcol-calibration-{index}")
-        return table_html(gt, collapse=False)
+        # Every metric of every cell is wider than any page: always a file.
+        return table_link(gt) or table_html(gt, collapse=False)
 
     lead = (
         "Every calibration metric of every cell (all seeds and repeats pooled): METRICS.md §2–§3. "
