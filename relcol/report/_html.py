@@ -278,6 +278,7 @@ h2 { font-size: 1.3rem; border-bottom: 2px solid #e3e3e3; padding-bottom: 0.2rem
   margin-top: 2.4rem; }
 h3 { font-size: 1.02rem; margin-top: 1.2rem; }
 section { scroll-margin-top: 0.5rem; }
+main > section:first-of-type > h2 { margin-top: 1rem; }
 .run { color: #666; margin-top: 0; }
 .lead { max-width: 62rem; }
 a { color: #0b5394; }
