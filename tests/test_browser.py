@@ -200,6 +200,9 @@ def test_a_study_of_one_corruption_gets_figures_that_read(one_corruption):
     assert page.errors == [], page.errors
     assert boxes["overflow"] == [], boxes["overflow"]
     assert boxes["grid"]["cells"] == 2 * 3
-    # No thumbnail: every figure at least 640 px wide (or its column's width).
+    # No thumbnail (a one-corruption diagram used to be 140 px wide): a figure alone is at
+    # least 640 px wide, a model's reliability diagram beside the others' at least 400 px.
     narrow = [(n, w) for n, w in boxes["widths"] if w < min(640, boxes["main"] - 1)]
-    assert boxes["widths"] and narrow == [], narrow
+    assert narrow and all(n.startswith("Reliability diagrams for ") for n, _ in narrow), narrow
+    assert all(w >= 400 for _, w in narrow), narrow
+    assert len(boxes["widths"]) >= 2 * (1 + 3 + 1 + 1)  # degr., 3 models' rel., conf., r–c

@@ -201,13 +201,31 @@ def reliability_section(
         part, drawn = figure_subset(
             part, calibration, "every cell's bins are in <code>reliability.csv</code>"
         )
-        fig = reliability_figure(part, edges=bins, title=name, styles=styles)
-        svg = figure_svg(fig, id_prefix=f"rel{index}", label=f"Reliability diagrams for {name}")
+        models = part.get_column("model").unique(maintain_order=True).to_list()
+        if part.get_column("corruption").n_unique() > 1 or len(models) < 3:
+            fig = reliability_figure(part, edges=bins, title=name, styles=styles)
+            svg = figure_svg(fig, id_prefix=f"rel{index}", label=f"Reliability diagrams for {name}")
+            caption = (
+                f"{escape(name)}: reliability diagrams, a row per model; n is the cell's number "
+                f"of predictions (every seed and repeat).{drawn}"
+            )
+            return figure(svg, caption, css="wide")
+        # A row per model of one or two panels is a narrow column down the page (the five
+        # maps of a recalibrated study, say): a figure per model, side by side instead.
+        figures = []
+        for number, model in enumerate(models, start=1):
+            fig = reliability_figure(
+                part.filter(pl.col("model") == model), edges=bins, title=model, styles=styles
+            )
+            label = f"Reliability diagrams for {name}: {model}"
+            svg = figure_svg(fig, id_prefix=f"rel{index}-{number}", label=label)
+            figures.append(figure(svg, escape(model)))
         caption = (
-            f"{escape(name)}: reliability diagrams, a row per model; n is the cell's number of "
+            f"{escape(name)}: reliability diagrams, one per model; n is the cell's number of "
             f"predictions (every seed and repeat).{drawn}"
         )
-        return figure(svg, caption, css="wide")
+        body = "\n".join(figures)
+        return f'<div class="figures">\n{body}\n</div>\n<p class="legend">{caption}</p>'
 
     return section("reliability", "Reliability diagrams", by_dataset(rows, render), lead=lead)
 
