@@ -35,7 +35,7 @@ def figure(svg: str, caption: str, *, css: str = "") -> str:
     if width is not None and float(width[1]) * 4 / 3 < MIN_FIGURE_PX:
         # A figure of few panels is drawn small: widen it (its text grows with it) so that
         # it reads, up to the width of its column.
-        svg = svg.replace("<svg ", f'<svg style="width: min(100%, {MIN_FIGURE_PX}px)" ', 1)
+        svg = svg.replace(">", f' style="width: min(100%, {MIN_FIGURE_PX}px)">', 1)
     return f"<figure{attrs}>\n{svg}\n<figcaption>{caption}</figcaption>\n</figure>"
 
 

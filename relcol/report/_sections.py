@@ -31,6 +31,7 @@ from relcol.report._layout import by_dataset, figure, section
 from relcol.report._tables import (
     bin_convention,
     calibration_table,
+    frame_link,
     interval_columns,
     realised_rates_table,
     realised_trends_table,
@@ -55,7 +56,7 @@ def single_label(frame: pl.DataFrame) -> pl.DataFrame:
 #: Reliability diagrams and confidence distributions show clean data and at most this many
 #: corruptions per dataset: those where confidence outruns accuracy the most (the rest of
 #: the cells are in the tables' files).
-FIGURE_CORRUPTIONS = 3
+FIGURE_CORRUPTIONS = 2
 
 
 def worst_corruptions(
@@ -237,9 +238,13 @@ def calibration_section(
     calibration = tables["calibration"]
 
     def render(part: pl.DataFrame, name: str, index: int) -> str:
-        gt = calibration_table(part, study=name, bins=bins, table_id=f"relcol-calibration-{index}")
         # Every metric of every cell is wider than any page: always a file.
-        return table_link(gt) or table_html(gt, collapse=False)
+        table_id, title = f"relcol-calibration-{index}", f"Calibration by cell: {name}"
+        link = frame_link(part, table_id, title)
+        if link is not None:
+            return link
+        gt = calibration_table(part, study=name, bins=bins, table_id=table_id)
+        return table_html(gt, collapse=False)
 
     lead = (
         "Every calibration metric of every cell (all seeds and repeats pooled): METRICS.md §2–§3. "

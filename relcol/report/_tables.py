@@ -294,9 +294,15 @@ def table_html(gt: GT, *, collapse: bool | None = None, latex: GT | None = None)
 def table_link(gt: GT) -> str | None:
     """A long table as files: its rows (without helper columns) as a plain HTML page, CSV
     and Parquet, and the page's line linking to them (None outside a report's rendering)."""
-    title = str(gt._heading.title or gt._options.table_id.value)
-    data = gt._tbl_data.drop([c for c in gt._tbl_data.columns if c.startswith("__")])
-    links = register_data(gt._options.table_id.value, title, data, plain_table(data, title))
+    table_id = gt._options.table_id.value
+    return frame_link(gt._tbl_data, table_id, str(gt._heading.title or table_id))
+
+
+def frame_link(frame: pl.DataFrame, table_id: str, title: str) -> str | None:
+    """:func:`table_link` of a frame (its ``__`` helper columns left out), with no
+    great-tables table built at all."""
+    data = frame.drop([c for c in frame.columns if c.startswith("__")])
+    links = register_data(table_id, title, data, plain_table(data, title))
     if links is None:
         return None
     return (
