@@ -49,9 +49,10 @@ _DIGITS = re.compile(r"(\d\.\d)\d+")
 
 
 def compact_svg(svg: str) -> str:
-    """``svg`` with the same drawing in about half the bytes: coordinates to 0.1 pt (a
-    hundredth of a millimetre at print size, far below a pixel on screen), no indentation, and
-    no ids on groups (nothing refers to them). Text, colours and referenced ids are kept."""
+    """``svg`` with the same drawing in about 60 % of the bytes: coordinates cut to one decimal
+    (an error under 0.1 pt, a thirtieth of a millimetre at print size and far below a pixel on
+    screen), no indentation, no ids on groups (nothing refers to them), and each distinct
+    ``style`` once as a class. Text, colours and referenced ids are kept."""
     svg = _GEOMETRY.sub(lambda m: m[1] + '="' + _rounded(m[2]) + '"', svg)
     svg = re.sub(r'<g id="[^"]*"', "<g", svg)
     svg = re.sub(r">\s+<", "><", svg)
