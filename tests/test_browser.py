@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import os
 
+import polars as pl
 import pytest
 
 import relcol
+from relcol._api import report_tables
+from relcol.report import write_report
 from tests.chromium import chromium, find_chromium
 
 #: The sections a single-label study with seeds, repeats and corruptions must show, in order.
@@ -60,6 +63,50 @@ _CHECK = """
 """
 
 
+# Boxes a person would see cut off: at a 1400 px window nothing is wider than the page or
+# sticks out of ``main``; no text of a figure (legend, labels) leaves its SVG's frame.
+_BOXES = """
+(() => {
+  document.querySelectorAll('details').forEach(d => { d.open = true; });
+  const main = document.querySelector('main').getBoundingClientRect();
+  const name = e => e.getAttribute('aria-label') || e.id || e.className || e.tagName;
+  const out = [];
+  for (const e of document.querySelectorAll('main table, main figure, main svg, main pre')) {
+    if (e.parentElement.closest('svg')) continue;
+    const r = e.getBoundingClientRect();
+    if (r.width > 0 && (r.left < main.left - 0.5 || r.right > main.right + 0.5)) {
+      out.push(`${name(e)}: ${Math.round(r.left)}–${Math.round(r.right)} outside main`);
+    }
+  }
+  for (const e of document.querySelectorAll('main section, main details')) {
+    if (e.scrollWidth > e.clientWidth + 1) out.push(`${name(e)} scrolls sideways`);
+  }
+  const clipped = [];
+  const figures = [...document.querySelectorAll('figure > svg')];
+  for (const svg of figures) {
+    const frame = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll('text')) {
+      const r = t.getBoundingClientRect();
+      if (r.width === 0 || !t.textContent.trim()) continue;
+      if (r.left < frame.left - 1 || r.right > frame.right + 1 || r.top < frame.top - 1 ||
+          r.bottom > frame.bottom + 1) clipped.push(`${name(svg)}: "${t.textContent}"`);
+    }
+  }
+  const grid = document.getElementById('relcol-breaks');
+  return {
+    overflow: out,
+    clipped,
+    page: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+    widths: figures.map(s => [name(s), Math.round(s.getBoundingClientRect().width)]),
+    main: Math.round(main.width),
+    grid: grid && {bottom: grid.getBoundingClientRect().bottom,
+                   cells: grid.querySelectorAll('tbody td').length,
+                   text: [...grid.querySelectorAll('tbody td')].map(td => td.textContent)},
+  };
+})()
+"""
+
+
 @pytest.fixture(scope="module")
 def browser_binary() -> str:
     binary = find_chromium()
@@ -96,8 +143,66 @@ def test_report_in_a_real_browser(browser_binary, report_page, tmp_path):
     assert shown == list(MAIN_SECTIONS)
     assert seen["nav"] == [f"#{s}" for s in seen["sections"]]
     assert seen["unresolved"] == []
-    # Figures (matplotlib SVG) and nanoplots (SVG in the trend tables) all drawn.
-    assert seen["svgs"] >= 12 and seen["empty"] == [], seen["empty"]
+    # Figures (matplotlib SVG) all drawn.
+    assert seen["svgs"] >= 9 and seen["empty"] == [], seen["empty"]
     assert seen["broken"] == []
     assert seen["closed"] > 0, "per-dataset parts and long tables start collapsed"
     assert seen["tables"] >= 10 and seen["exports"] >= 4 * 8
+
+
+def test_the_headline_is_on_the_first_screen_and_nothing_is_cut_off(browser_binary, report_page):
+    with chromium(browser_binary) as browser:
+        page = browser.open(report_page.as_uri(), width=1400, height=900)
+        boxes = browser.evaluate(_BOXES)
+    assert page.errors == [], page.errors
+    grid = boxes["grid"]
+    # 2 datasets × 3 models × 4 corruptions, every cell a verdict, all on the first screen.
+    assert grid is not None and grid["cells"] == 2 * 3 * 4
+    assert all(t == "clean" or t.startswith(("clean ", "holds")) or t[0].isdigit()
+               for t in grid["text"]), grid["text"]  # fmt: skip
+    assert grid["bottom"] <= 900, "the break severities need no scrolling at 1400 × 900"
+    width, visible = boxes["page"]
+    assert width <= visible == 1400, "the page scrolls sideways"
+    assert boxes["overflow"] == [], boxes["overflow"]
+    assert boxes["clipped"] == [], boxes["clipped"]
+    # The page stays light: no table of hundreds of rows, no nanoplot per cell.
+    assert report_page.stat().st_size < 1_500_000
+
+
+@pytest.fixture(scope="module")
+def one_corruption(browser_binary, tiny_warehouse, tmp_path_factory):
+    """The tiny study's report cut to its first corruption, as seen at 1400 × 900."""
+    tables = report_tables(tiny_warehouse, "tiny", bins=10, bootstrap=50)
+    first = tables["calibration"]["corruption"][0]
+    one = {
+        name: t.filter(pl.col("corruption") == first) if "corruption" in t.columns else t
+        for name, t in tables.items()
+    }
+    out = tmp_path_factory.mktemp("one-corruption")
+    index = write_report(out, tables=one, meta={"bins": 10, "study": "tiny"})
+    with chromium(browser_binary) as browser:
+        page = browser.open(index.as_uri(), width=1400, height=900)
+        return page, browser.evaluate(_BOXES)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the figures' own drawing: a one-column degradation figure's legend and the "
+    "reliability diagrams' axis labels are wider than the figure (relcol/report/_figures.py)",
+)
+def test_a_study_of_one_corruption_draws_no_text_outside_its_figures(one_corruption):
+    _, boxes = one_corruption
+    assert boxes["clipped"] == [], boxes["clipped"]
+
+
+def test_a_study_of_one_corruption_gets_figures_that_read(one_corruption):
+    page, boxes = one_corruption
+    assert page.errors == [], page.errors
+    assert boxes["overflow"] == [], boxes["overflow"]
+    assert boxes["grid"]["cells"] == 2 * 3
+    # No thumbnail (a one-corruption diagram used to be 140 px wide): a figure alone is at
+    # least 640 px wide, a model's reliability diagram beside the others' at least 400 px.
+    narrow = [(n, w) for n, w in boxes["widths"] if w < min(640, boxes["main"] - 1)]
+    assert narrow and all(n.startswith("Reliability diagrams for ") for n, _ in narrow), narrow
+    assert all(w >= 400 for _, w in narrow), narrow
+    assert len(boxes["widths"]) >= 2 * (1 + 3 + 1 + 1)  # degr., 3 models' rel., conf., r–c

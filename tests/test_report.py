@@ -21,6 +21,7 @@ from relcol.report import (
     terminal_summary,
     write_report,
 )
+from relcol.report._tables import calibration_table
 
 MODELS = ("logistic_regression", "lightgbm")
 CORRUPTIONS = ("mcar", "label_noise")
@@ -114,7 +115,13 @@ def test_write_report_writes_the_page_and_every_table(report):
     for table in shown:
         for suffix in ("html", "csv", "parquet", "tex"):
             assert f"{table}.{suffix}" in exported
-    assert len(exported) == 4 * len(shown)
+    # Tables too long for the page (the trends, a row per curve) are files only.
+    linked = re.findall(r'<a href="tables/([\w-]+)\.parquet">', html)
+    files = [t for t in linked if t not in shown]
+    assert files == [f"relcol-{t}-{i}" for t in ("trends", "calibration") for i in (1, 2)]
+    for table in files:
+        assert {f"{table}.{s}" for s in ("html", "csv", "parquet")} <= set(exported)
+    assert len(exported) == 4 * len(shown) + 3 * len(files)
     links = re.findall(r'<a href="(tables/[^"]+)"', html)
     assert sorted(links) == sorted(f"tables/{name}" for name in exported)
 
@@ -128,7 +135,7 @@ def test_exports_round_trip(report):
 def test_html_content(report):
     _, _, html = report
     assert html.startswith("<!DOCTYPE html>")
-    assert html.count("<figure>") == len(DATASETS)  # a degradation figure per dataset
+    assert html.count("<figure") == len(DATASETS)  # a degradation figure per dataset
     assert "Calibration by cell: digits" in html and "Calibration by cell: breast_cancer" in html
     assert "10 equal-width bins, (m/M, (m+1)/M]" in html  # bins from meta
     for name in (*MODELS, *CORRUPTIONS, *DATASETS):
@@ -203,7 +210,13 @@ def test_extra_columns_render(tmp_path):
     html = write_report(tmp_path, tables={"calibration": extra}, meta=META).read_text(
         encoding="utf-8"
     )
-    table = html[html.index('id="calibration"') : html.index('id="methods"')]
+    # The page links the table's files (every metric of every cell is wider than a page) …
+    section = html[html.index('id="calibration"') : html.index('id="methods"')]
+    assert 'href="tables/relcol-calibration-1.csv"' in section and "<table" not in section
+    plain = (tmp_path / "tables" / "relcol-calibration-1.html").read_text(encoding="utf-8")
+    assert "<th>brier</th>" in plain and f"<td>{round(CAL['ece'][0], 3)}</td>" in plain
+    # … and the great-tables rendering labels, merges intervals and notes constants.
+    table = calibration_table(extra, study="default", bins=10).as_raw_html()
     assert ">Brier<" in table  # a known metric column, with its label
     first = CAL.row(0, named=True)
     assert f"{first['ece']:.3f} [{first['ece'] - 0.015:.3f}, {first['ece'] + 0.015:.3f}]" in table
@@ -302,15 +315,14 @@ def test_constant_and_missing_metrics_render():
     )
     html = render_html({"calibration": flat}, meta=META)
     assert "never overconfident" in html
-    table = html[html.index('id="calibration"') : html.index('id="methods"')]
-    assert ">–<" in table
+    assert ">–<" in calibration_table(flat, study="default", bins=10).as_raw_html()
 
 
 def test_several_studies_are_kept_apart():
     digits = CAL.filter(dataset="digits")
     both = pl.concat([digits, digits.with_columns(study=pl.lit("rerun"))])
     html = render_html({"calibration": both}, meta={**META, "study": "default + rerun"})
-    assert html.count("<figure>") == 2
+    assert html.count("<figure") == 2
     assert "lightgbm under label_noise in rerun: at d = 0.5" in html
     # One block per study and dataset, each named; the glance table groups by both.
     assert "<summary>default / digits</summary>" in html
@@ -338,3 +350,65 @@ def test_control_characters_in_names_are_shown_not_obeyed_in_the_summary_and_pag
     pages = [p for p in (tmp_path / "tables").iterdir() if p.suffix in (".html", ".tex")]
     assert pages
     assert all(b"\x00" not in p.read_bytes() and b"\x1b" not in p.read_bytes() for p in pages)
+
+
+def test_the_headline_grid_states_each_curves_break_by_hand():
+    from relcol.analysis._headline import break_grid
+    from relcol.report._summary import headline_grid
+
+    thresholds = pl.DataFrame(
+        {
+            "study": "s",
+            "dataset": "digits",
+            "model": ["lightgbm", "lightgbm", "logistic_regression", "logistic_regression"],
+            "corruption": ["mcar", "label_noise", "mcar", "label_noise"],
+            "clean_overconfident": [False, False, True, None],
+            "break_point": [0.25, None, 0.5, None],
+            "d_star": [0.5, None, None, None],
+            "traffic_light": ["red", "green", "amber", "amber"],
+            "worst_severity": [0.5, 0.5, 0.5, 0.5],
+        }
+    )
+    grid = break_grid(thresholds)
+    assert grid.select("model", "corruption", "state").rows() == [
+        ("lightgbm", "mcar", "breaks"),
+        ("lightgbm", "label_noise", "holds"),
+        ("logistic_regression", "mcar", "clean"),
+        ("logistic_regression", "label_noise", "holds"),  # a null clean test is no verdict
+    ]
+    html = headline_grid(thresholds, CAL.filter(dataset="digits"))
+    # Rows and columns in the calibration table's order (the study's), not alphabetical.
+    assert html.index(">logistic_regression<") < html.index(">lightgbm<")
+    assert html.index(">mcar<") < html.index(">label_noise<")
+    cells = re.findall(r'<td class="(\w+) (\w+)" title="([^"]*)">(.*?)</td>', html)
+    assert [(c[0], c[1], c[3]) for c in cells] == [
+        ("amber", "clean", "clean <small>+0.5</small>"),
+        ("amber", "holds", "holds"),
+        ("red", "breaks", "0.25 <small>d* 0.5</small>"),
+        ("green", "holds", "holds"),
+    ]
+    assert cells[2][2] == (
+        "lightgbm under mcar: trust breaks at d = 0.25; confidently wrong from d* = 0.5; light red"
+    )
+    assert "<small>d ≤ 0.5</small>" in html
+
+
+def test_compact_svg_keeps_the_drawing_text_and_references():
+    from relcol.report._layout import compact_svg
+
+    svg = (
+        '<svg width="100.123456pt" height="50pt" viewBox="0 0 100.123456 50">\n'
+        ' <g id="a-figure_1">\n'
+        '  <path id="a-m1" d="M 1.23456 2.98765 \nL 3 4" style="fill: #d55e00; stroke: #000"/>\n'
+        '  <use xlink:href="#a-m1" x="10.55555" y="3.14159" style="fill: #d55e00; stroke: #000"/>\n'
+        '  <text x="1.99999" style="font-size: 9px">ECE 0.12345</text>\n'
+        " </g>\n</svg>"
+    )
+    out = compact_svg(svg)
+    assert 'd="M 1.2 2.9 L 3 4"' in out and 'x="10.5" y="3.1"' in out
+    assert ">ECE 0.12345<" in out  # text is never rounded
+    assert 'id="a-m1"' in out and 'xlink:href="#a-m1"' in out and 'id="a-figure_1"' not in out
+    classes = re.findall(r' class="(s[0-9a-f]{8})"', out)
+    assert len(classes) == 3 and classes[0] == classes[1] != classes[2]  # one class per style
+    assert f".{classes[0]}{{fill: #d55e00; stroke: #000}}" in out and "style=" not in out[5:]
+    assert "\n" not in out and len(out) < len(svg)

@@ -58,8 +58,10 @@ def test_each_score_by_hand(study):
     assert mlp["classes"] == 3
     assert mlp["resilience"] == pytest.approx(0.5 / 1.0)  # acc 2/4 at 0.1 SD vs 4/4 clean
     assert mlp["resilience_chance"] == pytest.approx((0.5 - 1 / 3) / (1 - 1 / 3))
-    assert mlp["reliability"] == pytest.approx(1 - 0.25)  # confidence 0.75, all right
-    assert mlp["robustness"] == pytest.approx(0.4 * 0.75 + 0.3 * 0.5 + 0.3 * 0.75)
+    # confidence 0.75, all right: ECE 0.25, beyond the red threshold 0.15, so L = 0
+    assert mlp["reliability"] == 0.0
+    chance = (0.5 - 1 / 3) / (1 - 1 / 3)
+    assert mlp["robustness"] == pytest.approx(0.4 * 0.75 + 0.3 * chance + 0.3 * 0.0)
     base = card["logistic_regression"]
     assert base["resilience"] == pytest.approx(0.5 / 0.75)
     assert base["mean_ce"] == 1.0 and base["mean_cce"] == 1.0
@@ -75,7 +77,7 @@ def test_weights_are_configurable_and_shown(study):
     cal = calibration(study).collect()
     weights = {"stability": 1.0, "resilience": 0.0, "reliability": 1.0}
     row = scorecard(cal, study, weights=weights).filter(pl.col("model") == "mlp").row(0, named=True)
-    assert row["robustness"] == pytest.approx((0.75 + 0.75) / 2)
+    assert row["robustness"] == pytest.approx((0.75 + 0.0) / 2)
     assert row["weights"] == "stability 1 · resilience 0 · reliability 1"
     for bad in ({"stability": 1.0}, {"stability": -1, "resilience": 1, "reliability": 1}):
         with pytest.raises(ParameterError, match="weights must"):
@@ -101,6 +103,51 @@ def test_a_missing_baseline_leaves_corruption_errors_null(study):
     assert card["mean_ce"].is_null().all()
     assert "baseline model 'resnet' is not in the study" in card["note"][0]
     assert card["robustness"].is_not_null().all()
+
+
+def test_reliability_spreads_the_clean_ece_over_the_traffic_lights_scale(study):
+    cal = calibration(study).collect()
+    clean_ece = {
+        r["model"]: r["ece"]
+        for r in cal.filter(corruption="gaussian_noise", severity=0.0).iter_rows(named=True)
+    }
+    for row in scorecard(cal, study).iter_rows(named=True):
+        assert row["reliability"] == pytest.approx(max(0.0, 1 - clean_ece[row["model"]] / 0.15))
+
+
+def test_relative_corruption_errors_need_a_baseline_that_degrades(study):
+    cal = calibration(study).collect()
+    base = pl.col("model") == "logistic_regression"
+    # The baseline's error rises by 0.01 over two severities (0.005 each): below the floor.
+    barely = cal.with_columns(
+        accuracy=pl.when(base)
+        .then(pl.when(pl.col("severity") == 0).then(0.75).otherwise(0.745))
+        .otherwise(pl.col("accuracy"))
+    )
+    ce = corruption_error(barely).filter(pl.col("model") == "mlp").row(0, named=True)
+    assert ce["ce"] == pytest.approx((0.25 + 0.5) / (0.255 + 0.255))
+    assert ce["relative_ce"] is None  # 0.75 / 0.01 = 75 would divide by noise
+    # A model that improves under the corruption scores 0, not a negative "better".
+    better = cal.with_columns(
+        accuracy=pl.when(pl.col("model") == "mlp")
+        .then(pl.when(pl.col("severity") == 0).then(0.5).otherwise(0.75))
+        .otherwise(pl.col("accuracy"))
+    )
+    ce = corruption_error(better).filter(pl.col("model") == "mlp").row(0, named=True)
+    assert ce["relative_ce"] == 0.0
+
+
+def test_the_scorecard_section_compares_with_no_absent_baseline(study):
+    cal = calibration(study).collect()
+    alone = cal.filter(pl.col("model") == "mlp")
+    rows = study.filter(pl.col("model") == "mlp")
+    html = consistency_section({"calibration": alone, "scorecard": scorecard(alone, rows)})
+    assert "CE against" not in html and "mCE" not in html and "vs logistic" not in html
+    assert "&#x27;logistic_regression&#x27; is not in the study: no corruption errors." in html
+    assert "robustness needs" not in html  # it does not need the corruption errors
+    assert "robustness = weighted mean" in html
+    both = consistency_section({"calibration": cal, "scorecard": scorecard(cal, study)})
+    assert "CE against logistic_regression" in both and "relative mCE" in both
 
 
 def test_chance_corrected_resilience_is_null_at_or_below_chance():
@@ -150,7 +197,11 @@ def test_report_sections_show_consistency_per_model_and_the_scorecard(study, tmp
     }
     html = consistency_section(tables, bins=15)
     consistency_html, scorecard_html = html.split('<section id="scorecard">')
-    assert 'id="consistency"' in consistency_html and "Consistency: mlp" in consistency_html
+    assert 'id="consistency"' in consistency_html
+    # One table for every model, the model naming each row group.
+    assert consistency_html.count('class="gt_table"') == 1
+    for model in cal["model"].unique():
+        assert f"/ {model} /" in consistency_html
     assert "across training seeds" in consistency_html
     assert "across corruption repeats" in consistency_html
     assert "relative mCE" in scorecard_html

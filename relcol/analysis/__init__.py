@@ -45,7 +45,7 @@ from relcol.analysis._coverage import (
 )
 from relcol.analysis._degradation import degradation_summary, worst_gaps
 from relcol.analysis._frames import CELL_KEYS, group_keys, require_columns, sort_by_appearance
-from relcol.analysis._headline import LIGHTS, verdicts
+from relcol.analysis._headline import GRID_COLUMNS, LIGHTS, break_grid, verdicts
 from relcol.analysis._monitoring import (
     ALERT_COLUMNS,
     ALERT_EXIT,
@@ -90,6 +90,8 @@ from relcol.analysis._recalibration import (
     recalibrate_rows,
     recalibration_table,
 )
+from relcol.analysis._scorecard import MIN_CHANGE as SCORECARD_MIN_CHANGE
+from relcol.analysis._scorecard import RELIABILITY_ECE as SCORECARD_RELIABILITY_ECE
 from relcol.analysis._scorecard import corruption_error, scorecard
 from relcol.analysis._scores import binary_scores
 from relcol.analysis._statistical import statistical_tables
@@ -108,6 +110,7 @@ __all__ = [
     "ALERT_EXIT",
     "CELL_KEYS",
     "DEGRADING",
+    "GRID_COLUMNS",
     "INTERVAL_METRICS",
     "LAWS",
     "LIGHTS",
@@ -118,6 +121,8 @@ __all__ = [
     "NO_MACRO_INTERVAL",
     "NULLS",
     "SCOPES",
+    "SCORECARD_MIN_CHANGE",
+    "SCORECARD_RELIABILITY_ECE",
     "STREAM",
     "CoverageResult",
     "Law",
@@ -133,6 +138,7 @@ __all__ = [
     "bin_metrics",
     "binary_scores",
     "bootstrap",
+    "break_grid",
     "calibration_split",
     "cell_evidence",
     "cell_lights",

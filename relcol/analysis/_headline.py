@@ -59,3 +59,65 @@ def verdicts(thresholds: pl.DataFrame) -> pl.DataFrame:
         out = out.with_columns(pl.when(reached).then(pl.col(c)).alias(c) for c in where)
     counted = [c for c in ("curves", *LIGHTS, "clean_over") if c in out.columns]
     return out.with_columns(pl.col(c).cast(pl.Int64) for c in counted)
+
+
+#: The columns of ``thresholds`` that :func:`break_grid` reads.
+GRID_COLUMNS = (
+    "model",
+    "corruption",
+    "clean_overconfident",
+    "break_point",
+    "d_star",
+    "traffic_light",
+    "worst_severity",
+)
+#: The states of a curve in the headline grid, in the order a reader is warned of them.
+STATES = ("clean", "breaks", "holds")
+
+
+def break_grid(thresholds: pl.DataFrame) -> pl.DataFrame:
+    """Per curve, the headline's answer: at what severity the model's trust breaks.
+
+    Parameters
+    ----------
+    thresholds
+        One row per single-label curve: ``model``, ``corruption``, ``clean_overconfident``,
+        ``break_point``, ``d_star``, ``traffic_light`` and ``worst_severity``;
+        ``study``, ``dataset`` when present.
+
+    Returns
+    -------
+    polars.DataFrame
+        The keys, ``state`` (``clean``: already significantly overconfident on clean data;
+        ``breaks``: not, but the gap rises significantly from ``break_point`` on;
+        ``holds``: neither within the severities studied, up to ``worst_severity``),
+        ``break_point``, ``d_star``, ``light`` and ``worst_severity``, in the table's order.
+        A curve overconfident when clean keeps its ``break_point`` (it may get worse still).
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"model": ["a", "a", "b"], "corruption": ["mcar", "mnar", "mcar"],
+    ...     "clean_overconfident": [False, False, True], "break_point": [0.2, None, None],
+    ...     "d_star": [0.3, None, None], "traffic_light": ["red", "green", "amber"],
+    ...     "worst_severity": 0.5})
+    >>> break_grid(t).select("model", "state", "break_point").rows()
+    [('a', 'breaks', 0.2), ('a', 'holds', None), ('b', 'clean', None)]
+    """
+    require_columns(thresholds, GRID_COLUMNS, "thresholds")
+    keys = [k for k in ("study", "dataset", "model", "corruption") if k in thresholds.columns]
+    state = (
+        pl.when(pl.col("clean_overconfident").fill_null(False))
+        .then(pl.lit("clean"))
+        .when(pl.col("break_point").is_not_null())
+        .then(pl.lit("breaks"))
+        .otherwise(pl.lit("holds"))
+    )
+    return thresholds.select(
+        *keys,
+        state.alias("state"),
+        "break_point",
+        "d_star",
+        pl.col("traffic_light").cast(pl.String).str.to_lowercase().alias("light"),
+        "worst_severity",
+    )

@@ -6,15 +6,23 @@ After seeds/002 (the "Simplified Robustness Evaluator"):
   0.05 training SDs equals the clean prediction of the same seed: PA (§7) against the clean
   run, pooled over seeds and repeats;
 - **resilience** R = min(acc(0.1 SD) / acc(0), 1), and ``resilience_chance`` =
-  (acc − 1/K) / (acc₀ − 1/K) clipped to [0, 1], which does not reward a model for keeping the
-  accuracy of a guess (K classes: 1 + the largest class code in the dataset);
-- **reliability** L = 1 − ECE of the clean predictions;
-- **robustness** = (w_S·S + w_R·R + w_L·L) / (w_S + w_R + w_L), default weights 0.4/0.3/0.3;
+  (acc − 1/K) / (acc₀ − 1/K) clipped to [0, 1], the share of the accuracy above a guess that
+  survives (K classes: 1 + the largest class code in the dataset);
+- **reliability** L = max(0, 1 − ECE / 0.15) of the clean predictions: 1 for a calibrated
+  model, 0 at the ECE the traffic light calls red (:data:`RELIABILITY_ECE`). (1 − ECE
+  sat between 0.92 and 0.99 for nearly every model: a scale on which an ECE of 0.08, bad
+  enough to act on, still looked like a 92 % score);
+- **robustness** = (w_S·S + w_R·R_chance + w_L·L) / (w_S + w_R + w_L), default weights
+  0.4/0.3/0.3: the chance-corrected resilience, so keeping a guess's accuracy earns nothing;
 - **corruption error** (Hendrycks & Dietterich 2019) against a named baseline model:
   CE_f,c = Σ_d err_f,c,d / Σ_d err_base,c,d over the severities d > 0 both have,
-  ``relative_ce`` the same with err − clean err in both sums, and their means over
-  corruptions ``mean_ce``, ``mean_relative_ce``. The same construction with ECE in place of the
-  error rate gives the corruption calibration error ``cce``, ``relative_cce`` and their means.
+  ``relative_ce`` = max(Σ_d (err − clean err), 0) / Σ_d (err_base − clean err_base), and their
+  means over corruptions ``mean_ce``, ``mean_relative_ce``. The same construction with ECE in
+  place of the error rate gives the corruption calibration error ``cce``, ``relative_cce`` and
+  their means. A relative form needs the baseline to degrade: its change must average at least
+  :data:`MIN_CHANGE` per severity, else the ratio divides by noise (a baseline that loses
+  0.002 of accuracy made a model 68 times "worse") and is null. A model that improves under a
+  corruption scores 0 there, not a negative ratio that reads as "better than the baseline".
 
 Nothing here fails for a study that lacks what a number needs: the number is null and the
 ``note`` column says why (no Gaussian noise at 0.05 or 0.1 SD, no baseline model, a baseline
@@ -40,6 +48,11 @@ BASELINE = "logistic_regression"
 NOISE = "gaussian_noise"
 STABILITY_AT = 0.05
 RESILIENCE_AT = 0.1
+#: Reliability L reaches 0 at this clean ECE: the traffic light's red threshold (METRICS.md §6).
+RELIABILITY_ECE = 0.15
+#: The relative corruption errors need the baseline's error (or ECE) to rise by at least this
+#: much per severity on average over clean.
+MIN_CHANGE = 0.01
 
 _MODEL = ("study", "dataset", "model", "label")
 _SCORECARD_COLUMNS = (
@@ -153,7 +166,8 @@ def corruption_error(calibration: pl.DataFrame, *, baseline: str = BASELINE) -> 
         ``severities`` (Int64, the d > 0 summed over: those the model and the baseline both
         have), ``ce``, ``relative_ce`` (error rates), ``cce``, ``relative_cce`` (ECE)
         (Float64). Null when the baseline lacks the dataset or corruption, when its sum is 0,
-        and, for the relative forms, when the baseline does not degrade (a sum <= 0).
+        and, for the relative forms, when the baseline's change over clean averages less than
+        :data:`MIN_CHANGE` per severity; a model's negative change counts as 0.
     """
     require_columns(
         calibration,
@@ -195,9 +209,9 @@ def corruption_error(calibration: pl.DataFrame, *, baseline: str = BASELINE) -> 
             "corruption",
             pl.col("severities").fill_null(0),
             ce=_ratio("err", "b_err", positive=False),
-            relative_ce=_ratio("rel", "b_rel", positive=True),
+            relative_ce=_relative("rel", "b_rel"),
             cce=_ratio("ece", "b_ece", positive=False),
-            relative_cce=_ratio("erel", "b_erel", positive=True),
+            relative_cce=_relative("erel", "b_erel"),
         )
         .sort([*_MODEL, "corruption"], nulls_last=True)
     )
@@ -234,8 +248,8 @@ def scorecard(
     -------
     polars.DataFrame
         One row per (study, dataset, model, label): ``classes`` K, ``stability``,
-        ``resilience``, ``resilience_chance``, ``reliability``, ``robustness`` (null when
-        a component is), ``mean_ce``, ``mean_relative_ce``, ``mean_cce``,
+        ``resilience``, ``resilience_chance``, ``reliability``, ``robustness`` (from
+        stability, the chance-corrected resilience and reliability; null when one is), ``mean_ce``, ``mean_relative_ce``, ``mean_cce``,
         ``mean_relative_cce`` (means over corruptions of :func:`corruption_error`, skipping
         nulls), ``weights`` and ``baseline`` (as used, for the record), and ``note``: why a
         number is null (null when none is).
@@ -295,13 +309,13 @@ def scorecard(
         resilience_chance=pl.when(pl.col("acc0") > chance).then(
             ((pl.col("acc_r") - chance) / (pl.col("acc0") - chance)).clip(0.0, 1.0)
         ),
-        reliability=1 - pl.col("clean_ece"),
+        reliability=(1 - pl.col("clean_ece") / RELIABILITY_ECE).clip(lower_bound=0.0),
     )
     total = sum(w.values())
     out = out.with_columns(
         robustness=(
             w["stability"] * pl.col("stability")
-            + w["resilience"] * pl.col("resilience")
+            + w["resilience"] * pl.col("resilience_chance")
             + w["reliability"] * pl.col("reliability")
         )
         / total,
@@ -332,6 +346,13 @@ def _change(value: str, clean: str) -> pl.Expr:
     return pl.when(change.is_not_null().all()).then(exact_sum(change))
 
 
+def _relative(change: str, base_change: str) -> pl.Expr:
+    """max(change, 0) / the baseline's change; null unless the baseline's change averages
+    :data:`MIN_CHANGE` per severity summed over."""
+    enough = pl.col(base_change) >= MIN_CHANGE * pl.col("severities")
+    return pl.when(enough).then(pl.col(change).clip(lower_bound=0.0) / pl.col(base_change))
+
+
 def _ratio(numerator: str, denominator: str, *, positive: bool) -> pl.Expr:
     """numerator / denominator; null when the denominator is 0 (or, if ``positive``, <= 0)."""
     den = pl.col(denominator)
@@ -356,8 +377,8 @@ def _notes(
         for what, d in (("stability", stability_at), ("resilience", resilience_at)):
             for need in sorted({0.0, d} - severities):
                 reasons.append(f"no {noise} at d = {need:g}: no {what}")
+    if reasons:  # robustness needs stability and resilience, not the corruption errors
+        reasons.append("robustness needs all three components")
     if baseline not in set(models["model"].to_list()):
         reasons.append(f"baseline model {baseline!r} is not in the study: no corruption errors")
-    if reasons:
-        reasons.append("robustness needs all three components")
     return "; ".join(reasons) if reasons else None

@@ -15,6 +15,12 @@ from html import escape
 import polars as pl
 from great_tables import GT, html
 
+from relcol.analysis import (
+    SCORECARD_MIN_CHANGE as MIN_CHANGE,
+)
+from relcol.analysis import (
+    SCORECARD_RELIABILITY_ECE as RELIABILITY_ECE,
+)
 from relcol.analysis import require_columns, sort_by_appearance
 from relcol.report._figures import (
     Styles,
@@ -41,6 +47,8 @@ _SCORES = {
     "mean_cce": "mCCE",
     "mean_relative_cce": "relative mCCE",
 }
+#: The scorecard's comparisons with the baseline model.
+_CE = ("mean_ce", "mean_relative_ce", "mean_cce", "mean_relative_cce")
 
 
 def consistency_section(
@@ -65,11 +73,11 @@ def consistency_section(
              "consistently_correct", "churn"),
             "consistency",
         )  # fmt: skip
-        sections.append(
-            _section(
-                "consistency", "Consistency across seeds and repeats", _consistency(table, styles)
-            )
-        )
+        # The panels are the argument of a study of replicates (nothing varies with severity);
+        # where the data degrade, the degradation curves carry it and the numbers are files.
+        panels = table.get_column("severity").n_unique() == 1
+        body = _consistency(table, styles, panels=panels)
+        sections.append(_section("consistency", "Consistency across seeds and repeats", body))
     card = tables.get("scorecard")
     if card is not None and not card.is_empty():
         require_columns(card, ("dataset", "model", *_SCORES, "weights", "baseline"), "scorecard")
@@ -81,7 +89,8 @@ def _section(anchor: str, heading: str, body: str) -> str:
     return f'<section id="{anchor}">\n<h2>{escape(heading)}</h2>\n{body}\n</section>'
 
 
-def _consistency(table: pl.DataFrame, styles: Styles) -> str:
+def _consistency(table: pl.DataFrame, styles: Styles, *, panels: bool) -> str:
+    """The section's body; ``panels``: draw the consistency panels per dataset."""
     axes = [a for a in _AXES if a in set(table["axis"])]
     replicates = "; ".join(
         f"{_span(table.filter(pl.col('axis') == a)['replicates'])} {_PER[a]}" for a in axes
@@ -111,7 +120,7 @@ def _consistency(table: pl.DataFrame, styles: Styles) -> str:
                 if k in part.columns
             )
         )
-        if not curves.is_empty() and set(curves["axis"]) & {"seed", "repeat"}:
+        if panels and not curves.is_empty() and set(curves["axis"]) & {"seed", "repeat"}:
             fig = consistency_figure(curves, title=name, styles=styles)
             svg = figure_svg(fig, id_prefix=f"cons{block}", label=f"Consistency panels for {name}")
             parts.append(
@@ -122,10 +131,8 @@ def _consistency(table: pl.DataFrame, styles: Styles) -> str:
                     "variation. The wider the gap between them, the less the errors repeat.",
                 )
             )
-        for index, model in enumerate(part["model"].unique(maintain_order=True)):
-            rows = part.filter(pl.col("model") == model)
-            table_id = f"{block}-{index}"
-            parts.append(table_html(_model_table(rows, model, table_id, axes, several=False)))
+        # One table for every model (a file when long).
+        parts.append(table_html(_model_table(part, name, str(block), axes, several=False)))
         return "\n".join(parts)
 
     return intro + "\n" + by_dataset(wide, render)
@@ -157,9 +164,10 @@ def _by_axis(table: pl.DataFrame, axes: list[str]) -> pl.DataFrame:
     return sort_by_appearance(wide, order, *rest)
 
 
-def _model_table(frame: pl.DataFrame, model: str, index: str, axes: list[str], several: bool) -> GT:
-    """One model's table; ``index`` numbers the tables (an HTML id; model names may hold ':')."""
-    group = (["study"] if several else []) + ["dataset", "corruption"]
+def _model_table(frame: pl.DataFrame, name: str, index: str, axes: list[str], several: bool) -> GT:
+    """The table of ``frame``'s models (each model a row group); ``name`` titles it, ``index``
+    numbers the tables (an HTML id)."""
+    group = (["study"] if several else []) + ["dataset", "model", "corruption"]
     if "label" in frame.columns and frame["label"].null_count() < frame.height:
         group.append("label")
     shown = frame.with_columns(
@@ -168,7 +176,7 @@ def _model_table(frame: pl.DataFrame, model: str, index: str, axes: list[str], s
     gt = (
         GT(shown, rowname_col="severity", groupname_col="__group", id=f"relcol-consistency-{index}")
         .tab_header(
-            title=f"Consistency: {model}",
+            title=f"Consistency: {name}",
             subtitle=html(
                 "accuracy vs consistently correct share; churn; error overlap EC<sub>l</sub>, "
                 "κ<sub>e</sub>"
@@ -192,38 +200,49 @@ def _scorecard(card: pl.DataFrame, styles: Styles) -> str:
     group = (["study"] if several else []) + ["dataset"]
     if "label" in card.columns and card["label"].null_count() < card.height:
         group.append("label")
+    weights = card["weights"][0]
+    baseline = card["baseline"][0]
+    # No comparison against a model the study does not have.
+    compared = baseline in set(card["model"]) and card["mean_ce"].is_not_null().any()
+    scores = {k: v for k, v in _SCORES.items() if compared or k not in _CE}
     shown = card.select(
         __group=pl.concat_str([pl.col(c).cast(pl.String) for c in group], separator=" / "),
         model="model",
-        **{c: c for c in _SCORES},
+        **{c: c for c in scores},
     )
-    weights = card["weights"][0]
-    baseline = card["baseline"][0]
     notes = (
         [n for n in card["note"].unique(maintain_order=True).to_list() if n]
         if "note" in card.columns
         else []
     )
+    subtitle = f"robustness = weighted mean of S, chance-corrected R and L ({weights})"
     gt = (
         GT(shown, rowname_col="model", groupname_col="__group", id="relcol-scorecard")
         .tab_header(
             title="Robustness scorecard",
-            subtitle=f"robustness = weighted mean of S, R, L ({weights}); CE against {baseline}",
+            subtitle=subtitle + (f"; CE against {baseline}" if compared else ""),
         )
         .tab_stubhead("model")
-        .cols_label(**_SCORES)
-        .tab_spanner("stress tests", columns=list(_SCORES)[:5])
-        .tab_spanner(f"corruption error vs {baseline}", columns=list(_SCORES)[5:])
-        .fmt_number(list(_SCORES), decimals=3)
+        .cols_label(**scores)
+        .tab_spanner("stress tests", columns=[c for c in scores if c not in _CE])
+        .fmt_number(list(scores), decimals=3)
         .sub_missing(missing_text="–")
         .tab_source_note(
             "S: share of (sample, seed, repeat) whose prediction under Gaussian noise of 0.05 "
             "training SDs equals the clean one. R = min(acc(0.1 SD)/acc(0), 1); chance-corrected "
-            "(acc − 1/K)/(acc₀ − 1/K) clipped to [0, 1]. L = 1 − clean ECE. mCE: mean over "
-            "corruptions of Σ_d err / Σ_d err of the baseline (d > 0); relative: err − clean err; "
-            "mCCE: the same with ECE. Below 1 is better than the baseline."
+            "(acc − 1/K)/(acc₀ − 1/K) clipped to [0, 1], the share of the accuracy above a "
+            f"guess that survives. L = max(0, 1 − clean ECE/{RELIABILITY_ECE:g}): 0 at the ECE "
+            "the traffic light calls red."
         )
     )
+    if compared:
+        gt = gt.tab_spanner(f"corruption error vs {baseline}", columns=list(_CE)).tab_source_note(
+            "mCE: mean over corruptions of Σ_d err / Σ_d err of the baseline (d > 0); relative: "
+            "the rise over clean err, max(Σ_d (err − err₀), 0) / Σ_d (err_base − err_base,₀), "
+            f"only where the baseline's rise averages {MIN_CHANGE:g} or more per severity (a "
+            "smaller one divides by noise); a model that improves scores 0. mCCE: the same "
+            "with ECE. Below 1: degrades less than the baseline."
+        )
     for note in notes:
         gt = gt.tab_source_note(f"Missing values: {note}.")
     panel = ""

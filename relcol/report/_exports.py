@@ -105,13 +105,31 @@ def register(gt: GT, html: str, *, latex: GT | None = None) -> str:
         data=_data(gt),
     )
     exports.tables[table_id] = table
-    links = [("HTML", "html")]
-    links += [("LaTeX", "tex")] if table.latex is not None else []
-    links += [("CSV", "csv"), ("Parquet", "parquet")] if table.data is not None else []
-    anchors = " · ".join(
-        f'<a href="{FOLDER}/{escape(table_id)}.{suffix}">{name}</a>' for name, suffix in links
+    return f'<p class="exports">This table as {links(table)}</p>'
+
+
+def register_data(table_id: str, title: str, data: pl.DataFrame, html: str) -> str | None:
+    """Register a table that lives only in files (too long for the page): ``html`` is its
+    plain page, ``data`` its rows; returns the links to its files (None outside
+    :func:`collecting`, where nothing is written)."""
+    exports = _ACTIVE.get()
+    if exports is None:
+        return None
+    if table_id in exports.tables:
+        raise ValueError(f"two tables of one report share the id {table_id!r}")
+    table = Export(id=table_id, title=title, html=html, latex=None, data=data)
+    exports.tables[table_id] = table
+    return links(table)
+
+
+def links(table: Export) -> str:
+    """Links to a registered table's files, separated by middle dots."""
+    files = [("HTML", "html")]
+    files += [("LaTeX", "tex")] if table.latex is not None else []
+    files += [("CSV", "csv"), ("Parquet", "parquet")] if table.data is not None else []
+    return " · ".join(
+        f'<a href="{FOLDER}/{escape(table.id)}.{suffix}">{name}</a>' for name, suffix in files
     )
-    return f'<p class="exports">This table as {anchors}</p>'
 
 
 def _title(gt: GT) -> str | None:

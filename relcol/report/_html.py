@@ -284,12 +284,35 @@ h2 { font-size: 1.3rem; border-bottom: 2px solid #e3e3e3; padding-bottom: 0.2rem
   margin-top: 2.4rem; }
 h3 { font-size: 1.02rem; margin-top: 1.2rem; }
 section { scroll-margin-top: 0.5rem; }
+main > section:first-of-type > h2 { margin-top: 1rem; }
 .run { color: #666; margin-top: 0; }
 .lead { max-width: 62rem; }
 a { color: #0b5394; }
 code { font-size: 0.9em; }
 figure { margin: 0.8rem 0 1.6rem; }
-figure svg { max-width: 100%; height: auto; }
+figure svg { max-width: 100%; height: auto; display: block; }
+.figures { display: grid; grid-template-columns: repeat(auto-fill, minmax(26rem, 1fr));
+  gap: 0 1.2rem; }
+.figures figure svg { width: 100%; }
+.gt_table { max-width: 100%; }
+main > section, main details { max-width: 100%; overflow-x: auto; }
+table.breaks { border-collapse: separate; border-spacing: 2px; font-size: 0.88rem;
+  margin: 0.4rem 0 0.3rem; }
+table.breaks th, table.breaks td { padding: 0.18rem 0.5rem; white-space: nowrap; }
+table.breaks thead th { font-weight: 600; vertical-align: bottom; text-align: center; }
+table.breaks thead th small { display: block; font-weight: normal; color: #666; }
+table.breaks tbody th { text-align: left; font-weight: 600; }
+table.breaks tr.group th { background: #f4f6f8; padding-top: 0.3rem; }
+table.breaks td { text-align: center; min-width: 4.5rem; }
+table.breaks td.red { background: #FCAE91; }
+table.breaks td.amber { background: #FDD49E; }
+table.breaks td.green { background: #C7E9C0; }
+table.breaks td.none { background: #f1f1f1; color: #777; }
+table.breaks td.clean { font-weight: 700; }
+table.breaks td.holds { color: #333; font-style: italic; }
+table.breaks td small { color: #333; }
+p.legend { font-size: 0.84rem; color: #444; max-width: 72rem; margin-top: 0.2rem; }
+p.table-file { margin: 0.4rem 0 1rem; }
 figcaption { color: #555; font-size: 0.88rem; max-width: 62rem; }
 details { margin: 0.5rem 0; }
 details > summary { cursor: pointer; padding: 0.3rem 0.5rem; border-radius: 4px;
@@ -300,6 +323,7 @@ details[open] > summary { margin-bottom: 0.5rem; }
 summary .count { color: #666; font-weight: normal; }
 .exports { font-size: 0.8rem; color: #666; margin: 0.2rem 0 1.2rem; }
 table.gt_table td.gt_row { white-space: nowrap; }
+table.gt_table td.gt_row.wrap { white-space: normal; min-width: 9rem; }
 table.gt_table .rho { font-size: 0.72rem; color: #555; }
 ul.headline li, ul.verdicts li { margin: 0.15rem 0; }
 .light { display: inline-block; padding: 0 0.35rem; border-radius: 3px; color: #fff;

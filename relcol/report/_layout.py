@@ -7,6 +7,7 @@ report of hundreds of cells stays readable and still works offline with scripts 
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Callable, Iterable
 from html import escape
 
@@ -25,9 +26,52 @@ def details(summary: str, body: str, *, open: bool = False, css: str = "") -> st
     return f"<details{attrs}>\n<summary>{summary}</summary>\n{body}\n</details>"
 
 
-def figure(svg: str, caption: str) -> str:
-    """An inline SVG figure with its caption (``caption`` is HTML)."""
-    return f"<figure>\n{svg}\n<figcaption>{caption}</figcaption>\n</figure>"
+def figure(svg: str, caption: str, *, css: str = "") -> str:
+    """An inline SVG figure (made compact: :func:`compact_svg`) with its caption (``caption``
+    is HTML); ``css``: the figure's classes (``wide``: the full width of the page)."""
+    attrs = f' class="{css}"' if css else ""
+    svg = compact_svg(svg)
+    width = re.search(r'<svg [^>]*?width="([0-9.]+)pt"', svg)
+    if width is not None and float(width[1]) * 4 / 3 < MIN_FIGURE_PX:
+        # A figure of few panels is drawn small: widen it (its text grows with it) so that
+        # it reads, up to the width of its column.
+        svg = svg.replace(">", f' style="width: min(100%, {MIN_FIGURE_PX}px)">', 1)
+    return f"<figure{attrs}>\n{svg}\n<figcaption>{caption}</figcaption>\n</figure>"
+
+
+#: Figures narrower than this (CSS pixels) are widened to it, or to their column's width.
+MIN_FIGURE_PX = 640
+
+
+#: Attributes holding coordinates in matplotlib's SVG.
+_GEOMETRY = re.compile(r'\b(d|x|y|x1|x2|y1|y2|width|height|points|transform)="([^"]*)"')
+_DIGITS = re.compile(r"(\d\.\d)\d+")
+
+
+def compact_svg(svg: str) -> str:
+    """``svg`` with the same drawing in about 60 % of the bytes: coordinates cut to one decimal
+    (an error under 0.1 pt, a thirtieth of a millimetre at print size and far below a pixel on
+    screen), no indentation, no ids on groups (nothing refers to them), and each distinct
+    ``style`` once as a class. Text, colours and referenced ids are kept."""
+    svg = _GEOMETRY.sub(lambda m: m[1] + '="' + _rounded(m[2]) + '"', svg)
+    svg = re.sub(r'<g id="[^"]*"', "<g", svg)
+    svg = re.sub(r">\s+<", "><", svg)
+    # Each distinct style once, as a class named by its own hash: equal styles in several
+    # figures share a name and a definition, so figures on one page never clash.
+    styles: dict[str, str] = {}
+
+    def to_class(match: re.Match[str]) -> str:
+        style = match[1]
+        name = styles.setdefault(style, f"s{zlib.crc32(style.encode()):08x}")
+        return f' class="{name}"'
+
+    svg = re.sub(r' style="([^"]*)"', to_class, svg)
+    rules = "".join(f".{name}{{{style}}}" for style, name in styles.items())
+    return re.sub(r"<svg [^>]*>", lambda m: f"{m[0]}<style>{rules}</style>", svg, count=1)
+
+
+def _rounded(value: str) -> str:
+    return _DIGITS.sub(r"\1", " ".join(value.split()))
 
 
 def by_dataset(

@@ -26,6 +26,7 @@ from relcol.report._figures import (
     risk_coverage_figure,
 )
 from relcol.report._layout import by_dataset, figure
+from relcol.report._sections import figure_subset
 from relcol.report._tables import merge_intervals, table_html
 
 _GROUP = "__group"
@@ -83,6 +84,13 @@ def discrimination_section(
     def render(part: pl.DataFrame, name: str, index: int) -> str:
         parts = []
         rows = _same_dataset(histograms, part)
+        drawn = ""
+        if rows is not None and not rows.is_empty():
+            rows, drawn = figure_subset(
+                rows,
+                tables["calibration"],
+                "every cell is in <code>confidence_histogram.csv</code>",
+            )
         if rows is not None and not rows.is_empty() and bins:
             auroc = {
                 (r["model"], r["corruption"], r["severity"]): r["auroc"]
@@ -98,7 +106,8 @@ def discrimination_section(
                     f"{escape(name)}: how confidence is spread over right (left half) and "
                     "wrong (right half) predictions, each half scaled to its own peak, on "
                     "clean data and at each corruption's worst severity. The less the two "
-                    "overlap, the better confidence separates them (AUROC above each).",
+                    f"overlap, the better confidence separates them (AUROC above each).{drawn}",
+                    css="wide",
                 )
             )
         parts.append(table_html(_discrimination(part, f"relcol-discrimination-{index}", name)))

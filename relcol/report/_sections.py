@@ -31,11 +31,12 @@ from relcol.report._layout import by_dataset, figure, section
 from relcol.report._tables import (
     bin_convention,
     calibration_table,
+    frame_link,
     interval_columns,
     realised_rates_table,
     realised_trends_table,
-    slim_nanoplots,
     table_html,
+    table_link,
     trend_table,
 )
 
@@ -50,6 +51,46 @@ _SHORT = {
 def single_label(frame: pl.DataFrame) -> pl.DataFrame:
     """The rows of single-label cells (``label`` null or absent)."""
     return frame.filter(pl.col("label").is_null()) if "label" in frame.columns else frame
+
+
+#: Reliability diagrams and confidence distributions show clean data and at most this many
+#: corruptions per dataset: those where confidence outruns accuracy the most (the rest of
+#: the cells are in the tables' files).
+FIGURE_CORRUPTIONS = 2
+
+
+def worst_corruptions(
+    part: pl.DataFrame, calibration: pl.DataFrame, limit: int = FIGURE_CORRUPTIONS
+) -> list[str]:
+    """The ``limit`` corruptions of ``part``'s study and dataset with the largest gap Δ of any
+    model at their worst severity, largest first (ties: the study's order)."""
+    row = part.row(0, named=True)
+    keys = [k for k in ("study", "dataset") if k in part.columns and k in calibration.columns]
+    cells = single_label(calibration).filter(*(pl.col(k) == row[k] for k in keys))
+    worst = cells.filter(pl.col("severity") == pl.col("severity").max().over("corruption"))
+    ranked = (
+        worst.group_by("corruption", maintain_order=True)
+        .agg(pl.col("gap").max())
+        .sort("gap", descending=True, nulls_last=True, maintain_order=True)
+    )
+    return ranked.get_column("corruption").head(limit).to_list()
+
+
+def figure_subset(
+    part: pl.DataFrame, calibration: pl.DataFrame, what: str
+) -> tuple[pl.DataFrame, str]:
+    """``part`` cut to the corruptions :func:`worst_corruptions` picks, and the sentence that
+    says which were drawn (empty when every one was)."""
+    every = part.get_column("corruption").unique(maintain_order=True).to_list()
+    shown = worst_corruptions(part, calibration)
+    if len(every) <= len(shown) or not shown:
+        return part, ""
+    kept = part.filter(pl.col("corruption").is_in(shown))
+    sentence = (
+        f" Drawn for the {len(shown)} of {len(every)} corruptions where some model's gap Δ is "
+        f"largest at the worst severity ({escape(', '.join(shown))}); {what}."
+    )
+    return kept, sentence
 
 
 def degradation_section(
@@ -109,10 +150,11 @@ def degradation_section(
         kwargs = {"title": f"Trends: {name}", "colours": colours, "trends": trends}
         summary = degradation_summary(curves)
         table_id = f"relcol-trends-{index}"
-        gt = trend_table(curves, summary, table_id=table_id, **kwargs)
-        twin = trend_table(curves, summary, table_id=table_id, plots=False, **kwargs)
-        table = slim_nanoplots(table_html(gt, collapse=False, latex=twin))
-        return figure(svg, caption) + "\n" + table
+        # The numbers only, as files: the figure above draws the curves, and the trends'
+        # verdicts are in "Where trust breaks" (a nanoplot per cell cost great-tables
+        # seconds and the page hundreds of SVGs).
+        table = trend_table(curves, summary, table_id=table_id, plots=False, **kwargs)
+        return figure(svg, caption, css="wide") + "\n" + (table_link(table) or table_html(table))
 
     body = by_dataset(calibration, render)
     return section("degradation", "Degradation curves", body, lead=lead)
@@ -154,14 +196,37 @@ def reliability_section(
         "the equal-mass bins are in <code>reliability.csv</code> too."
     )
 
+    calibration = tables["calibration"]
+
     def render(part: pl.DataFrame, name: str, index: int) -> str:
-        fig = reliability_figure(part, edges=bins, title=name, styles=styles)
-        svg = figure_svg(fig, id_prefix=f"rel{index}", label=f"Reliability diagrams for {name}")
-        caption = (
-            f"{escape(name)}: reliability diagrams, a row per model; n is the cell's number of "
-            "predictions (every seed and repeat)."
+        part, drawn = figure_subset(
+            part, calibration, "every cell's bins are in <code>reliability.csv</code>"
         )
-        return figure(svg, caption)
+        models = part.get_column("model").unique(maintain_order=True).to_list()
+        if part.get_column("corruption").n_unique() > 1 or len(models) < 3:
+            fig = reliability_figure(part, edges=bins, title=name, styles=styles)
+            svg = figure_svg(fig, id_prefix=f"rel{index}", label=f"Reliability diagrams for {name}")
+            caption = (
+                f"{escape(name)}: reliability diagrams, a row per model; n is the cell's number "
+                f"of predictions (every seed and repeat).{drawn}"
+            )
+            return figure(svg, caption, css="wide")
+        # A row per model of one or two panels is a narrow column down the page (the five
+        # maps of a recalibrated study, say): a figure per model, side by side instead.
+        figures = []
+        for number, model in enumerate(models, start=1):
+            fig = reliability_figure(
+                part.filter(pl.col("model") == model), edges=bins, title=model, styles=styles
+            )
+            label = f"Reliability diagrams for {name}: {model}"
+            svg = figure_svg(fig, id_prefix=f"rel{index}-{number}", label=label)
+            figures.append(figure(svg, escape(model)))
+        caption = (
+            f"{escape(name)}: reliability diagrams, one per model; n is the cell's number of "
+            f"predictions (every seed and repeat).{drawn}"
+        )
+        body = "\n".join(figures)
+        return f'<div class="figures">\n{body}\n</div>\n<p class="legend">{caption}</p>'
 
     return section("reliability", "Reliability diagrams", by_dataset(rows, render), lead=lead)
 
@@ -173,7 +238,12 @@ def calibration_section(
     calibration = tables["calibration"]
 
     def render(part: pl.DataFrame, name: str, index: int) -> str:
-        gt = calibration_table(part, study=name, bins=bins, table_id=f"relcol-calibration-{index}")
+        # Every metric of every cell is wider than any page: always a file.
+        table_id, title = f"relcol-calibration-{index}", f"Calibration by cell: {name}"
+        link = frame_link(part, table_id, title)
+        if link is not None:
+            return link
+        gt = calibration_table(part, study=name, bins=bins, table_id=table_id)
         return table_html(gt, collapse=False)
 
     lead = (

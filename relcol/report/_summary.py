@@ -1,8 +1,11 @@
-"""The first thing the page shows: what was studied, the headline, and a table at a glance.
+"""The first thing the page shows: where each model's trust breaks, then what was studied.
 
-The headline names, per model, the cell where confidence outruns accuracy the most; when the
-statistical layer's ``thresholds`` table is present it adds each model's traffic lights and
-the earliest severity d* at which it is significantly overconfident.
+With the statistical layer's ``thresholds`` table, the page opens with the headline grid: per
+dataset, a row per model and a column per corruption, each cell the severity from which the
+model's trust breaks (or that it was overconfident already on clean data, or that it holds
+within the severities studied), coloured by the curve's traffic light. Below it: the scope,
+per model the cell where confidence outruns accuracy the most, the verdicts per model, and
+the gap at each corruption's worst severity.
 """
 
 from __future__ import annotations
@@ -13,7 +16,14 @@ from typing import Any
 
 import polars as pl
 
-from relcol.analysis import LIGHTS, degradation_summary, verdicts, worst_gaps
+from relcol.analysis import (
+    GRID_COLUMNS,
+    LIGHTS,
+    break_grid,
+    degradation_summary,
+    verdicts,
+    worst_gaps,
+)
 from relcol.report._layout import plural, section
 from relcol.report._sections import single_label
 from relcol.report._tables import glance_table, table_html
@@ -31,7 +41,8 @@ def header(study: str, meta: Mapping[str, Any]) -> str:
 
 
 def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
-    """Scope, the headline per model, verdicts (with thresholds) and the glance table."""
+    """The headline grid (with thresholds), scope, the worst cell per model, verdicts and the
+    glance table."""
     calibration = tables["calibration"]
     counts = {k: calibration.get_column(k).n_unique() for k in ("dataset", "model", "corruption")}
     severity = calibration.get_column("severity")
@@ -47,22 +58,112 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
         f"<li>{escape(worst_sentence(row, **several))}</li>"
         for row in worst_gaps(calibration).iter_rows(named=True)
     )
-    parts = [
+    thresholds = tables.get("thresholds")
+    judged = thresholds is not None and "traffic_light" in thresholds.columns
+    if judged and "label" in thresholds.columns:
+        thresholds = thresholds.filter(pl.col("label").is_null())
+    judged = judged and not thresholds.is_empty()
+    grid = judged and set(GRID_COLUMNS) <= set(thresholds.columns)
+    parts = [headline_grid(thresholds, calibration)] if grid else []
+    parts += [
         f"<p>{escape(scope)} Where confidence outruns accuracy the most, per model "
         "(largest gap Δ = mean confidence − accuracy at any severity):</p>",
         f'<ul class="headline">\n{items}\n</ul>',
     ]
-    thresholds = tables.get("thresholds")
-    if (
-        thresholds is not None
-        and not thresholds.is_empty()
-        and "traffic_light" in thresholds.columns
-    ):
+    if judged:
         parts.append(_verdicts(verdicts(thresholds)))
     curves = single_label(calibration)
     if not curves.is_empty():
-        parts.append(table_html(glance_table(degradation_summary(curves)), collapse=False))
-    return section("summary", "Summary", "\n".join(parts))
+        parts.append(table_html(glance_table(degradation_summary(curves)), collapse=judged))
+    heading = "Where trust breaks, at a glance" if grid else "Summary"
+    return section("summary", heading, "\n".join(parts))
+
+
+#: What a cell of the headline grid says, per state (``{d}``: the break point).
+_STATE_TEXT = {"clean": "clean", "breaks": "{d}", "holds": "holds"}
+
+
+def headline_grid(thresholds: pl.DataFrame, calibration: pl.DataFrame) -> str:
+    """Per dataset, a model × corruption grid of the severity where trust breaks.
+
+    ``thresholds``: single-label curves; models and corruptions appear in the order of the
+    calibration table (the study's order).
+    """
+    grid = break_grid(thresholds)
+    order = [k for k in ("study", "dataset", "model", "corruption") if k in grid.columns]
+    rank = [
+        pl.col(k).replace_strict(
+            calibration.get_column(k).unique(maintain_order=True).to_list(),
+            range(calibration.get_column(k).n_unique()),
+            default=None,
+        )
+        for k in order
+    ]
+    grid = grid.sort(rank, nulls_last=True, maintain_order=True)
+    corruptions = grid.get_column("corruption").unique(maintain_order=True).to_list()
+    reach = dict(grid.group_by("corruption").agg(pl.col("worst_severity").max()).iter_rows())
+    head = "".join(
+        f'<th scope="col">{escape(c)}<small>d ≤ {_d(reach[c])}</small></th>' for c in corruptions
+    )
+    parts = [k for k in ("study", "dataset") if k in grid.columns]
+    several = [k for k in parts if grid.get_column(k).n_unique() > 1]
+    body = []
+    for block in grid.partition_by(parts, maintain_order=True) if parts else [grid]:
+        if several:
+            name = " / ".join(str(block.get_column(k)[0]) for k in several)
+            body.append(
+                f'<tr class="group"><th colspan="{len(corruptions) + 1}" scope="rowgroup">'
+                f"{escape(name)}</th></tr>"
+            )
+        for model in block.get_column("model").unique(maintain_order=True):
+            cells = {
+                r["corruption"]: r
+                for r in block.filter(pl.col("model") == model).iter_rows(named=True)
+            }
+            row = "".join(_grid_cell(cells.get(c), model, c) for c in corruptions)
+            body.append(f'<tr><th scope="row">{escape(model)}</th>{row}</tr>')
+    legend = (
+        "Each cell: the severity d from which the model's gap Δ = mean confidence − accuracy "
+        "has risen significantly over clean (the break point; d*, when later, is where Δ is "
+        "also significantly above τ). <b>clean</b>: already significantly overconfident on "
+        "clean data (it may break further: the severity follows). <b>holds</b>: no break "
+        "within the severities studied (d ≤ the column's largest). Colour: the curve's "
+        'traffic light, the worst over its severities: <span class="light red">red</span> '
+        '<span class="light amber">amber</span> <span class="light green">green</span>; '
+        'the full verdicts and actions are in <a href="#trust">Where trust breaks</a>.'
+    )
+    return (
+        f'<table class="breaks" id="relcol-breaks">\n<thead><tr><th scope="col">model</th>'
+        f"{head}</tr></thead>\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>\n"
+        f'<p class="legend">{legend}</p>'
+    )
+
+
+def _grid_cell(row: Mapping[str, Any] | None, model: str, corruption: str) -> str:
+    if row is None:
+        return '<td class="none" title="not studied">–</td>'
+    state, point, star = row["state"], row["break_point"], row["d_star"]
+    text = _STATE_TEXT[state].format(d=_d(point))
+    title = f"{model} under {corruption}: "
+    if state == "clean":
+        title += "already overconfident on clean data"
+        if point is not None:
+            text += f" <small>+{_d(point)}</small>"
+            title += f", and worse from d = {_d(point)}"
+    elif state == "breaks":
+        title += f"trust breaks at d = {_d(point)}"
+        if star is not None and star != point:
+            text += f" <small>d* {_d(star)}</small>"
+        title += f"; confidently wrong from d* = {_d(star)}" if star is not None else ""
+    else:
+        title += f"holds up to d = {_d(row['worst_severity'])}"
+    light = row["light"] if row["light"] in LIGHTS else "none"
+    title += f"; light {row['light']}" if row["light"] else ""
+    return f'<td class="{light} {state}" title="{escape(title)}">{text}</td>'
+
+
+def _d(value: float | None) -> str:
+    return "–" if value is None else f"{value:g}"
 
 
 def _verdicts(table: pl.DataFrame) -> str:

@@ -16,7 +16,7 @@ import polars.selectors as cs
 from great_tables import GT, html
 
 from relcol.analysis import sort_by_appearance
-from relcol.report._exports import register
+from relcol.report._exports import register, register_data
 from relcol.report._layout import details
 
 # Columns the table knows how to label; any other column is shown under its own
@@ -257,6 +257,9 @@ def realised_trends_table(trends: pl.DataFrame) -> GT:
 
 #: Tables with more body rows than this start collapsed (a ``<details>`` block).
 COLLAPSE_ROWS = 30
+#: Tables with more body rows than this are not drawn on the page: they live as files
+#: (a plain HTML page, CSV and Parquet) that the page links to.
+INLINE_ROWS = 60
 
 
 def table_html(gt: GT, *, collapse: bool | None = None, latex: GT | None = None) -> str:
@@ -268,17 +271,76 @@ def table_html(gt: GT, *, collapse: bool | None = None, latex: GT | None = None)
     (``tables/<id>.html``, ``.tex``, ``.csv``, ``.parquet``; ``latex``: a twin to write
     as LaTeX instead) and the fragment ends with links to those files. ``collapse``:
     wrap the table in a closed ``<details>`` block; by default when it has more than
-    :data:`COLLAPSE_ROWS` rows.
+    :data:`COLLAPSE_ROWS` rows. A table of more than :data:`INLINE_ROWS` rows is not
+    drawn (great-tables formats cell by cell, and hundreds of rows help no reader of a
+    page): while a report renders, the page gets one line linking to its files
+    (:func:`table_link`).
     """
+    rows = len(gt._tbl_data)
+    if rows > INLINE_ROWS:
+        link = table_link(gt)
+        if link is not None:
+            return link
     html = re.sub(r"@import url\([^)]*\);?", "", gt.as_raw_html())
     html += register(gt, html, latex=latex)
-    rows = len(gt._tbl_data)
     if collapse is None:
         collapse = rows > COLLAPSE_ROWS
     if not collapse:
         return html
     title = gt._heading.title or "Table"
     return details(f'{escape(str(title))} <span class="count">({rows:,} rows)</span>', html)
+
+
+def table_link(gt: GT) -> str | None:
+    """A long table as files: its rows (without helper columns) as a plain HTML page, CSV
+    and Parquet, and the page's line linking to them (None outside a report's rendering)."""
+    table_id = gt._options.table_id.value
+    return frame_link(gt._tbl_data, table_id, str(gt._heading.title or table_id))
+
+
+def frame_link(frame: pl.DataFrame, table_id: str, title: str) -> str | None:
+    """:func:`table_link` of a frame (its ``__`` helper columns left out), with no
+    great-tables table built at all."""
+    data = frame.drop([c for c in frame.columns if c.startswith("__")])
+    links = register_data(table_id, title, data, plain_table(data, title))
+    if links is None:
+        return None
+    return (
+        f'<p class="table-file"><b>{escape(title)}</b> <span class="count">'
+        f"({data.height:,} rows, {data.width} columns)</span>: {links}</p>"
+    )
+
+
+def plain_table(frame: pl.DataFrame, title: str) -> str:
+    """``frame`` as a plain HTML table, fast at thousands of rows: numbers to 3 decimals
+    (severity to 2), a missing value as "–"; nested columns (in the CSV and Parquet) left out."""
+    columns = [c for c, t in frame.schema.items() if not t.is_nested()]
+    shown = frame.select(
+        pl.col(c).round(2 if c == "severity" else 3) if frame.schema[c].is_float() else c
+        for c in columns
+    )
+    head = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    rows = "\n".join(
+        "<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in shown.iter_rows()
+    )
+    return (
+        f"<style>{_PLAIN_CSS}</style>\n<h1>{escape(title)}</h1>\n<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{rows}\n"
+        "</tbody>\n</table>"
+    )
+
+
+_PLAIN_CSS = (
+    "body{font:13px/1.4 system-ui,sans-serif;margin:1rem}table{border-collapse:collapse}"
+    "th{position:sticky;top:0;background:#f4f6f8;text-align:left}"
+    "th,td{padding:0.15rem 0.6rem;border-bottom:1px solid #e6e6e6;white-space:nowrap}"
+    "tbody tr:hover{background:#f8fafc}"
+)
+
+
+def _cell(value: object) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "–"
+    return escape(str(value))
 
 
 # The trend table: each metric over severity as a nanoplot -----------------------------------------
@@ -504,17 +566,6 @@ def _nanoplots(gt: GT, shown: pl.DataFrame, colours: dict[str, str]) -> GT:
                 alt=f"{metric.replace('_', ' ')} of {model} over severity: {{x}}",
             )
     return gt
-
-
-def slim_nanoplots(html: str) -> str:
-    """Drop what a nanoplot without data area and text repeats in every ``<svg>``.
-
-    Each nanoplot carries an unused area-fill pattern and a style block for text labels;
-    with :data:`_NANOPLOT` (no area, no labels, no hover values) neither is drawn, and
-    removing them halves the size of a table of hundreds of nanoplots.
-    """
-    html = re.sub(r'<defs><pattern id="[^"]*area_pattern[^"]*".*?</pattern></defs>', "", html)
-    return re.sub(r"<style> \.gt-nanoplot-[0-9a-f]+ text \{.*?</style>", "", html)
 
 
 def _trend_colours(gt: GT, shown: pl.DataFrame) -> GT:

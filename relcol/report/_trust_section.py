@@ -33,7 +33,6 @@ _LABELS = {
     "d_star": "d*",
     "d_star_gap": "gap at d*",
     "d_star_accuracy": "accuracy at d*",
-    "d_star_confidence": "confidence at d*",
     "trend": "gap trend ρ (p)",
     "traffic_light": "light",
     "light_severity": "at d",
@@ -111,8 +110,14 @@ def _table(part: pl.DataFrame, name: str, index: int) -> GT:
         .fmt_number(
             [c for c in ("d_star", "break_point", "light_severity") if c in shown], decimals=2
         )
-        .fmt_number([c for c in ("d_star_accuracy", "d_star_confidence") if c in shown], decimals=3)
+        .fmt_number([c for c in ("d_star_accuracy",) if c in shown], decimals=3)
         .sub_missing(missing_text="–")
+        .tab_options(table_font_size="13px")
+    )
+    # Words wrap, so the table fits the page's width (numbers stay on one line).
+    wrapped = [c for c in ("deciding_metric", "action") if c in shown]
+    gt = gt.tab_style(
+        style.css("white-space: normal; min-width: 7rem"), locations=_body(gt, wrapped, None)
     )
     for light, colour in _LIGHT_COLOURS.items():
         gt = gt.tab_style(
@@ -147,7 +152,7 @@ def _bound(name: str, frame: pl.DataFrame) -> pl.Series:
     return pl.Series(name, text, dtype=pl.String)
 
 
-def _body(gt: GT, column: str, rows: pl.Expr):
+def _body(gt: GT, column: str | list[str], rows: pl.Expr | None):
     from great_tables import loc
 
     return loc.body(columns=column, rows=rows)
