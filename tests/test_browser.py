@@ -185,11 +185,6 @@ def one_corruption(browser_binary, tiny_warehouse, tmp_path_factory):
         return page, browser.evaluate(_BOXES)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the figures' own drawing: a one-column degradation figure's legend and the "
-    "reliability diagrams' axis labels are wider than the figure (relcol/report/_figures.py)",
-)
 def test_a_study_of_one_corruption_draws_no_text_outside_its_figures(one_corruption):
     _, boxes = one_corruption
     assert boxes["clipped"] == [], boxes["clipped"]

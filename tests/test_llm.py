@@ -573,6 +573,7 @@ def test_ensemble_rows_carry_the_split_and_the_agreement_of_a_run_that_predicted
         confidence=[0.9, 0.6, 0.7, 0.55, 0.8, 0.9],
         agreement=[0.8, 0.8, 0.2, 0.6, 0.4, 0.4],
         split=["cal"] * 3 + ["test"] * 3,
+        period=["w1"] * 3 + ["w2"] * 3,
     )
     read = read_predictions(frame, model="m", ensemble=True)
     # sample 0: p(0) = 0.9, 0.6, 0.3 -> 0, as runs 0 and 1 (agreement 0.8)
@@ -581,3 +582,4 @@ def test_ensemble_rows_carry_the_split_and_the_agreement_of_a_run_that_predicted
     carried = read.annotations.filter(pl.col("model") == "m:vote").sort("sample_id")
     assert carried["agreement"].to_list() == [0.8, 0.4]
     assert carried["split"].to_list() == ["calibration", "evaluation"]
+    assert carried["period"].to_list() == ["w1", "w2"]

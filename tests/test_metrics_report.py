@@ -12,7 +12,7 @@ import pytest
 import relcol
 from relcol._api import report_tables
 from relcol.metrics import metric_tables
-from relcol.report import render_html
+from relcol.report import calibration_table, render_html
 from relcol.report._metric_sections import metric_sections
 from relcol.store import CELL
 from tests.test_metrics import assert_close, long_table
@@ -81,7 +81,9 @@ def test_sections_are_absent_without_their_tables(tables):
 
 
 def test_the_calibration_table_labels_its_new_columns(tables):
-    page = render_html(tables, meta=META)
+    # the page links "Calibration by cell" as files (wider than any page); the formatted
+    # table is relcol.report.calibration_table
+    page = calibration_table(tables["calibration"], study="s", bins=15).as_raw_html()
     for label in ("ACE", "RMSCE", "classwise ECE", "ECE₀", "debiased CE", "Brier (top)", "NLL"):
         assert f">{label}<" in page
     assert "Murphy decomposition of Brier (top)" in page and "ECE floor" in page
@@ -96,6 +98,7 @@ def test_a_value_without_an_interval_shows_alone_and_a_missing_one_as_a_dash(tab
         auroc_lo=pl.col("auroc") - 0.1, auroc_hi=pl.col("auroc") + 0.1
     )
     page = render_html({"calibration": calibration, "discrimination": discrimination}, meta=META)
+    page += calibration_table(calibration, study="s", bins=15).as_raw_html()
     shown = re.findall(r"<td[^>]*>([^<]*)</td>", page)
     a, b = (calibration.filter(model=m, severity=0.0)["ece"].item() for m in ("a", "b"))
     assert f"{a:.3f} [{a - 0.01:.3f}, {a + 0.01:.3f}]" in shown

@@ -34,6 +34,7 @@ import polars as pl
 from scipy.special import expit, logsumexp
 
 from relcol.errors import InputError
+from relcol.store import KEY
 
 #: The roles an LLM's raw output can play, with what each holds.
 LLM_ROLES: dict[str, str] = {
@@ -670,8 +671,9 @@ def ensemble_rows(
 
 
 def _ensemble_annotations(annotations, ordered, firsts, chosen, m, blocks):
-    """Each ensemble row's split, and the agreement of a run that predicted its label."""
-    key = [c for c in annotations.columns if c not in ("agreement", "split")]
+    """Each ensemble row's split and period (its first run's), and the agreement of a run
+    that predicted its label."""
+    key = [c for c in KEY if c in annotations.columns]
     runs = ordered.select(key).join(
         annotations, on=key, how="left", maintain_order="left", nulls_equal=True
     )
@@ -679,11 +681,14 @@ def _ensemble_annotations(annotations, ordered, firsts, chosen, m, blocks):
     same = ordered["y_pred"].to_numpy().reshape(-1, m) == chosen[:, None]
     pick = same.argmax(axis=1)
     carried = np.where(same.any(axis=1), agreement[np.arange(len(pick)), pick], np.nan)
-    split = runs["split"].to_numpy().reshape(-1, m)[:, 0]
+    first = {
+        c: pl.Series(runs[c].to_numpy().reshape(-1, m)[:, 0], dtype=pl.String)
+        for c in ("split", "period")
+        if c in runs.columns
+    }
     extra = [
         b.select(key).with_columns(
-            agreement=pl.Series(carried, dtype=pl.Float64).fill_nan(None),
-            split=pl.Series(split, dtype=pl.String),
+            agreement=pl.Series(carried, dtype=pl.Float64).fill_nan(None), **first
         )
         for b in blocks
     ]

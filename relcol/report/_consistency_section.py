@@ -170,9 +170,11 @@ def _model_table(frame: pl.DataFrame, name: str, index: str, axes: list[str], se
     group = (["study"] if several else []) + ["dataset", "model", "corruption"]
     if "label" in frame.columns and frame["label"].null_count() < frame.height:
         group.append("label")
+    # the keys stay in the table's files (CSV, Parquet); on the page the row groups show them
+    keys = [c for c in ("study", "dataset", "model", "corruption", "label") if c in frame.columns]
     shown = frame.with_columns(
         __group=pl.concat_str([pl.col(c).cast(pl.String) for c in group], separator=" / ")
-    ).drop([c for c in ("study", "dataset", "model", "corruption", "label") if c in frame.columns])
+    )
     gt = (
         GT(shown, rowname_col="severity", groupname_col="__group", id=f"relcol-consistency-{index}")
         .tab_header(
@@ -185,8 +187,9 @@ def _model_table(frame: pl.DataFrame, name: str, index: str, axes: list[str], se
         .tab_stubhead("d")
         .cols_label(accuracy="mean accuracy")
         .fmt_number("severity", decimals=2)
-        .fmt_number([c for c in shown.columns if c not in ("severity", "__group")], decimals=3)
+        .fmt_number([c for c in shown.columns if c not in ("severity", "__group", *keys)], 3)
         .sub_missing(missing_text="–")
+        .cols_hide(keys)
     )
     for axis in axes:
         labels = {"consistently_correct": "consistently correct", "churn": "churn", **_OVERLAP}
