@@ -49,6 +49,7 @@ from relcol.analysis import (
     name_label_codes,
     risk_coverage,
     statistical_tables,
+    withhold_scores,
 )
 from relcol.analysis import scorecard as _scorecard
 from relcol.checks import check_bins, check_choice, check_int, check_interval, check_seed
@@ -301,6 +302,7 @@ def report_tables(
             intervals=intervals,
         )
         tables |= layer
+        tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
         if "multilabel" in tables:  # per label, micro and macro, paired over samples
             tables |= multilabel_statistics(
                 wh, study, tables, replicates=bootstrap, alpha=alpha, bins=bins, seed=seed
@@ -311,6 +313,14 @@ def report_tables(
     tables |= _consistency_tables(wh, study, tables["calibration"], cells, card)
     tables |= monitoring_tables(wh, study, bins=bins, replicates=bootstrap, alpha=alpha, seed=seed)
     return tables | figure_tables(tables, cells)
+
+
+def _score_sources(tables: dict[str, pl.DataFrame]) -> list[str]:
+    """The confidence sources that are scores, not probabilities (they get no verdict)."""
+    sources = tables.get("sources")
+    if sources is None or sources.is_empty():
+        return []
+    return sources.filter(pl.col("kind") == "score").get_column("source").to_list()
 
 
 def _check_statistics(bootstrap: object, alpha: object, tau: object, seed: object):

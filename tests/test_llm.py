@@ -583,3 +583,41 @@ def test_ensemble_rows_carry_the_split_and_the_agreement_of_a_run_that_predicted
     assert carried["agreement"].to_list() == [0.8, 0.4]
     assert carried["split"].to_list() == ["calibration", "evaluation"]
     assert carried["period"].to_list() == ["w1", "w2"]
+
+
+def test_scores_get_no_verdict_and_the_probability_keeps_its_own(tmp_path):
+    # 300 samples of an overconfident 3-class model: loglik is its probability, margin and
+    # entropy are scores; only the probability may be judged on its calibration
+    rng = np.random.default_rng(5)
+    n = 300
+    logits = rng.normal(0.0, 2.5, (n, 3))
+    p = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    truth = np.array([rng.choice(3, p=q) if rng.random() < 0.6 else rng.integers(3) for q in p])
+    frame = pl.DataFrame(
+        {"y_true": [CLASSES[k] for k in truth]}
+        | {f"logp_{c}": np.log(p[:, j]) for j, c in enumerate(CLASSES)}
+    )
+    path = tmp_path / "llm.parquet"
+    frame.write_parquet(path)
+    wh = tmp_path / "wh"
+    done = ingest(str(path), "--warehouse", str(wh), "--model", "llm")
+    assert done.exit_code == 0, done.output
+    tables = relcol.report_tables(relcol.open_warehouse(wh), "llm", bootstrap=200)
+    verdicts = tables["thresholds"].sort("model")
+    assert verdicts["model"].to_list() == ["llm:entropy", "llm:loglik", "llm:margin"]
+    scores = verdicts.filter(pl.col("model") != "llm:loglik")
+    assert scores["traffic_light"].null_count() == 2
+    assert scores["break_point"].null_count() == 2
+    assert scores["deciding_metric"].to_list() == ["score", "score"]
+    assert scores["action"].str.contains("not a probability").all()
+    # the estimates stay: Δ(0) of a score is still its mean confidence − accuracy
+    clean = tables["calibration"].filter(pl.col("severity") == 0).sort("model")
+    assert scores["clean_gap"].to_list() == pytest.approx(
+        clean.filter(pl.col("model") != "llm:loglik")["gap"].to_list()
+    )
+    loglik = verdicts.filter(pl.col("model") == "llm:loglik").row(0, named=True)
+    assert loglik["traffic_light"] in ("red", "amber", "green")
+    assert loglik["deciding_metric"] != "score"
+    grid = relcol.analysis.break_grid(tables["thresholds"]).sort("model")
+    assert grid["state"].to_list()[0] == "score" and grid["state"].to_list()[2] == "score"
+    assert grid["state"].to_list()[1] != "score"

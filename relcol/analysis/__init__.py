@@ -101,6 +101,7 @@ from relcol.analysis._thresholds import (
     cell_lights,
     check_tau,
     thresholds,
+    withhold_scores,
 )
 from relcol.analysis._training import SCOPES, with_training_variation
 from relcol.analysis._trends import spearman, spearman_rows, trends
@@ -197,6 +198,7 @@ __all__ = [
     "with_multilabel_intervals",
     "with_stage",
     "with_training_variation",
+    "withhold_scores",
     "world_study",
     "worst_gaps",
 ]

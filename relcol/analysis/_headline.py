@@ -72,7 +72,7 @@ GRID_COLUMNS = (
     "worst_severity",
 )
 #: The states of a curve in the headline grid, in the order a reader is warned of them.
-STATES = ("clean", "breaks", "holds")
+STATES = ("clean", "breaks", "holds", "score")
 
 
 def break_grid(thresholds: pl.DataFrame) -> pl.DataFrame:
@@ -106,8 +106,13 @@ def break_grid(thresholds: pl.DataFrame) -> pl.DataFrame:
     """
     require_columns(thresholds, GRID_COLUMNS, "thresholds")
     keys = [k for k in ("study", "dataset", "model", "corruption") if k in thresholds.columns]
+    score = (
+        pl.col("deciding_metric") == "score" if "deciding_metric" in thresholds.columns else False
+    )
     state = (
-        pl.when(pl.col("clean_overconfident").fill_null(False))
+        pl.when(score)
+        .then(pl.lit("score"))
+        .when(pl.col("clean_overconfident").fill_null(False))
         .then(pl.lit("clean"))
         .when(pl.col("break_point").is_not_null())
         .then(pl.lit("breaks"))

@@ -54,7 +54,7 @@ the light at severity 0. Every threshold is a field of ``TrafficLight``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -549,3 +549,62 @@ def _sequence(name: str, rejected: pl.Expr, extra: Mapping[str, str]) -> dict[st
         f"{name}_confidence": at("mean_confidence"),
     }
     return out | {alias: at(column) for column, alias in extra.items()}
+
+
+# Scores that are not probabilities -------------------------------------------------------------
+
+#: What the verdicts of a confidence source that is a score (an ordering mapped into [0, 1],
+#: not a probability) say instead of a light.
+SCORE_ACTION = (
+    "no verdict: a score, not a probability; compare it by discrimination and recalibrate it "
+    "(relcol recalibrate) before judging its calibration"
+)
+#: The verdict columns a score gets none of (its estimates and bounds stay).
+VERDICTS = (
+    "clean_overconfident",
+    "break_point",
+    "break_accuracy",
+    "break_confidence",
+    "break_change",
+    "break_change_lo",
+    "d_star",
+    "d_star_accuracy",
+    "d_star_confidence",
+    "d_star_gap",
+    "d_star_gap_lo",
+    "traffic_light",
+    "light_severity",
+    "clean_traffic_light",
+)
+
+
+def withhold_scores(thresholds: pl.DataFrame, scores: Sequence[str]) -> pl.DataFrame:
+    """``thresholds`` with no calibration verdict for the
+    confidence sources in ``scores``: their verdict columns null, ``deciding_metric``
+    ``"score"`` and ``action`` :data:`SCORE_ACTION`.
+
+    A score mapped into [0, 1] (a margin, an entropy, a mean token probability) orders
+    predictions; its distance from accuracy measures the mapping, not the model, so a light
+    or a break point read from it would judge the wrong thing.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> t = pl.DataFrame({"model": ["llm", "llm:margin"], "traffic_light": ["red", "red"],
+    ...                   "break_point": [0.2, 0.2], "deciding_metric": ["ece", "ece"],
+    ...                   "action": ["do not deploy", "do not deploy"]})
+    >>> withhold_scores(t, ["llm:margin"]).select("traffic_light", "break_point",
+    ...                                          "deciding_metric").rows()
+    [('red', 0.2, 'ece'), (None, None, 'score')]
+    """
+    if not scores:
+        return thresholds
+    require_columns(thresholds, ("model",), "thresholds")
+    score = pl.col("model").is_in(list(scores))
+    nulled = [pl.when(~score).then(pl.col(c)).alias(c) for c in VERDICTS if c in thresholds.columns]
+    notes = [
+        pl.when(score).then(pl.lit(text)).otherwise(pl.col(c)).alias(c)
+        for c, text in (("deciding_metric", "score"), ("action", SCORE_ACTION))
+        if c in thresholds.columns
+    ]
+    return thresholds.with_columns(*nulled, *notes)

@@ -80,7 +80,7 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
 
 
 #: What a cell of the headline grid says, per state (``{d}``: the break point).
-_STATE_TEXT = {"clean": "clean", "breaks": "{d}", "holds": "holds"}
+_STATE_TEXT = {"clean": "clean", "breaks": "{d}", "holds": "holds", "score": "score"}
 
 
 def headline_grid(thresholds: pl.DataFrame, calibration: pl.DataFrame) -> str:
@@ -132,6 +132,11 @@ def headline_grid(thresholds: pl.DataFrame, calibration: pl.DataFrame) -> str:
         '<span class="light amber">amber</span> <span class="light green">green</span>; '
         'the full verdicts and actions are in <a href="#trust">Where trust breaks</a>.'
     )
+    if (grid.get_column("state") == "score").any():
+        legend += (
+            " <b>score</b>: a confidence source that is a score, not a probability, gets no "
+            "verdict until it is recalibrated."
+        )
     return (
         f'<table class="breaks" id="relcol-breaks">\n<thead><tr><th scope="col">model</th>'
         f"{head}</tr></thead>\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>\n"
@@ -155,6 +160,8 @@ def _grid_cell(row: Mapping[str, Any] | None, model: str, corruption: str) -> st
         if star is not None and star != point:
             text += f" <small>d* {_d(star)}</small>"
         title += f"; confidently wrong from d* = {_d(star)}" if star is not None else ""
+    elif state == "score":
+        title += "a score, not a probability: no calibration verdict before recalibration"
     else:
         title += f"holds up to d = {_d(row['worst_severity'])}"
     light = row["light"] if row["light"] in LIGHTS else "none"
