@@ -48,7 +48,7 @@ def consistency(
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Replicate runs with independent or dependent, fixed or variable errors (seeds/004).
+    """Replicate runs with independent or dependent, fixed or variable errors.
 
     \b
     Datasets: class distributions balanced, uniform, multimodal, exponential.

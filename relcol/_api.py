@@ -151,7 +151,7 @@ def scorecard(
     stability_at: float | None = None,
     resilience_at: float | None = None,
 ) -> pl.DataFrame:
-    """The robustness scorecard (METRICS.md §8) of one study: one row per dataset × model.
+    """The robustness scorecard (docs/consistency.md) of one study: one row per dataset × model.
 
     ``weights`` maps ``stability``, ``resilience`` and ``reliability`` to their weights in
     the composite (default 0.4/0.3/0.3); corruption errors are against ``baseline``.
@@ -193,7 +193,7 @@ def simulate_consistency(
     replace: bool = False,
     **simulation: object,
 ) -> IngestResult:
-    """Simulate a consistency study into a warehouse, committed like a study (seeds/004).
+    """Simulate a consistency study into a warehouse, committed like a study.
 
     ``simulation`` holds the fields of ``relcol.study._simulate.ConsistencySimulation``:
     ``name``, ``samples``, ``replicates``, ``classes``, ``error_rates``, ``perturbation``,
@@ -263,7 +263,7 @@ def report_tables(
     ``relcol.store.MATERIALISED``. The figure-ready tables (``reliability``,
     ``confidence_histogram``) come last, from the final ``calibration_bins``.
 
-    With ``bootstrap`` = B > 0 the statistical layer (METRICS.md §6) adds percentile
+    With ``bootstrap`` = B > 0 the statistical layer (docs/statistics.md) adds percentile
     intervals at level 1 − ``alpha`` beside every metric (paired Poisson bootstrap over test
     samples, generator offset ``seed``), the per-seed values (``seeds``), the paired
     ``differences``, the ``trends`` and the ``thresholds`` (clean overconfidence and d* with

@@ -173,7 +173,7 @@ def multilabel(
 
     One row per (cell, mode, target, average): ``mode`` is ``prediction_confidence`` or
     ``positive_class``, ``target`` ``binary`` or ``agreement``, ``average`` ``label``,
-    ``micro`` or ``macro`` (METRICS.md §9; ``relcol.analysis.multilabel_calibration``).
+    ``micro`` or ``macro`` (docs/multilabel.md; ``relcol.analysis.multilabel_calibration``).
     Empty for a study without multi-label rows.
     """
     wh = _warehouse(warehouse)

@@ -1,4 +1,4 @@
-"""Independent numpy reference implementations of every metric (METRICS.md §2–§5).
+"""Independent numpy reference implementations of every metric (docs/metrics.md).
 
 Written from the definitions, not from relcol's code: bins by ``np.searchsorted`` on the
 edges m/M, per-bin means by ``np.bincount``, ECE as Σₘ (nₘ/n)·|accₘ − confₘ| over the

@@ -1,5 +1,5 @@
 """A corpus of malformed inputs: each gets one clear line, a non-zero exit, and a warehouse
-whose every file is unchanged (DESIGN.md §8). Prediction files have their own corpus in
+whose every file is unchanged (docs/development.md). Prediction files have their own corpus in
 tests/test_predictions*.py."""
 
 from __future__ import annotations

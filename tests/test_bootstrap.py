@@ -1,4 +1,4 @@
-"""The paired Poisson bootstrap (METRICS.md §6): weights, the matrix product against
+"""The paired Poisson bootstrap (docs/statistics.md): weights, the matrix product against
 explicitly weighted rows, intervals, paired differences, per-seed values."""
 
 from __future__ import annotations

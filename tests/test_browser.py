@@ -69,7 +69,7 @@ _BOXES = """
 (() => {
   document.querySelectorAll('details').forEach(d => { d.open = true; });
   const main = document.querySelector('main').getBoundingClientRect();
-  const name = e => e.getAttribute('aria-label') || e.id || e.className || e.tagName;
+  const name = e => e.getAttribute('aria-label') || e.id || (e.closest('[id]') ? e.className + ' in #' + e.closest('[id]').id : e.className) || e.tagName;
   const out = [];
   for (const e of document.querySelectorAll('main table, main figure, main svg, main pre')) {
     if (e.parentElement.closest('svg')) continue;
@@ -138,7 +138,7 @@ def test_report_in_a_real_browser(browser_binary, report_page, tmp_path):
     assert seen["scripts"] == 0
     missing = [s for s in MAIN_SECTIONS if s not in seen["sections"]]
     assert missing == [], f"sections missing: {missing}; shown: {seen['sections']}"
-    # The order of DESIGN.md §6.
+    # The order of docs/report.md.
     shown = [s for s in seen["sections"] if s in MAIN_SECTIONS]
     assert shown == list(MAIN_SECTIONS)
     assert seen["nav"] == [f"#{s}" for s in seen["sections"]]

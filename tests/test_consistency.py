@@ -1,4 +1,4 @@
-"""Samplewise consistency (METRICS.md §7): closed forms against brute-force pair enumeration.
+"""Samplewise consistency (docs/consistency.md): closed forms against brute-force pair enumeration.
 
 ``brute_force`` is written from the definitions, not from relcol's code: it loops over
 strata, builds each stratum's replicate × sample matrices, and for every pair of replicates
@@ -55,7 +55,7 @@ def _mean(values) -> float | None:
 
 
 def pair_metrics(y_i, y_j, e_i, e_j) -> dict[str, float | None]:
-    """Every pairwise metric of two replicates, straight from METRICS.md §7."""
+    """Every pairwise metric of two replicates, straight from docs/consistency.md."""
     n = len(y_i)
     both, either = int(np.sum(e_i & e_j)), int(np.sum(e_i | e_j))
     c_obs = float(np.mean(e_i == e_j))
@@ -285,7 +285,7 @@ def long_rows(**columns) -> pl.DataFrame:
 
 
 def worked_example() -> pl.DataFrame:
-    """seeds/004: 10 subjects, two runs (seeds) each 80 % accurate, 6 subjects right in both."""
+    """10 subjects, two runs (seeds) each 80 % accurate, 6 subjects right in both."""
     y = [1, 1, 1, 1, 1, 1, 1, 1, 0, 0]
     run_1 = [1, 1, 1, 1, 1, 1, 0, 1, 0, 1]  # wrong on 6 and 9
     run_2 = [1, 1, 1, 1, 1, 1, 1, 0, 1, 0]  # wrong on 7 and 8

@@ -1,4 +1,4 @@
-"""Corruption operators (METRICS.md §1): the laws each one must obey.
+"""Corruption operators (docs/study.md): the laws each one must obey.
 
 Statistical checks use a tolerance of 4 standard errors of the quantity tested,
 with fixed seeds, so they are deterministic and fail only on a real change.

@@ -1,4 +1,4 @@
-"""Coverage of every printed interval, verified by simulation with known truth (METRICS.md §6).
+"""Coverage of every printed interval, verified by simulation with known truth (docs/statistics.md).
 
 The truth of each metric is its population value by quadrature (``Law.truth``), checked
 here against a very large simulated sample and, for AUROC, against a double integral.

@@ -1,4 +1,4 @@
-"""Nothing lost under crashes and concurrency (DESIGN.md §4): SIGKILL at random moments,
+"""Nothing lost under crashes and concurrency (docs/development.md): SIGKILL at random moments,
 two ingests at once, and reading during an ingest."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DESIGN.md §7: the report decomposes over partitions. Per-partition sufficient statistics,
+"""docs/development.md: the report decomposes over partitions. Per-partition sufficient statistics,
 merged by summing, give exactly the single-pass metrics, so partitions (files, workers,
 machines) can be aggregated separately."""
 

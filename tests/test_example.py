@@ -1,4 +1,4 @@
-"""The seed document's dummy email dataset (seeds/001, §7): regenerated, ingested, reported, and
+"""The seed document's dummy email dataset (the email example of docs/email-example.md): regenerated, ingested, reported, and
 its numbers near the seed's table (ECE ≈ 0.21, AUROC ≈ 0.98, Cohen's d ≈ 3.3, Brier ≈ 0.09).
 
 AUROC, PR-AUC, Cohen's d and the point-biserial r are computed here independently

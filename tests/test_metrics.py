@@ -1,4 +1,4 @@
-"""Every metric of METRICS.md §2–§5 on every engine: numpy reference, Polars row-level and
+"""Every metric of docs/metrics.md on every engine: numpy reference, Polars row-level and
 fast paths, DuckDB SQL.
 
 Every metric of those families in ``relcol.metrics.REGISTRY`` goes through the same checks:
@@ -40,7 +40,7 @@ from tests import reference
 
 TOL = 1e-9
 KEYS = list(CELL)
-#: The metric families of METRICS.md §2–§5 (other families have their own tests).
+#: The metric families of docs/metrics.md (other families have their own tests).
 FAMILIES = ("basics", "calibration", "proper scores", "discrimination", "selective")
 OURS = {name: metric for name, metric in REGISTRY.items() if metric.kind in FAMILIES}
 METRIC_COLUMNS = list(OURS)
@@ -251,7 +251,7 @@ def edges_and_neighbours(bins: int) -> np.ndarray:
 def test_reference_binnings_differ_only_where_float_product_overshoots_an_edge():
     # The two numpy references agree off the edges, and on the edges except where
     # fl(m/M)·M rounds above m: there the literal ⌈c·M⌉ − 1 puts the edge m/M in bin m,
-    # while METRICS.md's (m/M, (m+1)/M] puts it in bin m−1. First case: M = 25, m = 7.
+    # while docs/metrics.md's (m/M, (m+1)/M] puts it in bin m−1. First case: M = 25, m = 7.
     rng = np.random.default_rng(0)
     overshoots = set()
     for bins in range(1, 51):

@@ -1,5 +1,5 @@
 """Hand-worked examples, scikit-learn agreement, scores from the probability vector, and the
-parameters of the SQL macros, for METRICS.md §2–§5.
+parameters of the SQL macros, for docs/metrics.md.
 
 Every hand-worked number is derived in the comment beside it (exact rationals where the
 arithmetic allows); each example runs through every engine (the ``engine`` fixture of
@@ -225,7 +225,7 @@ def test_agreement_with_scikit_learn(rows, engine):
                 warnings.simplefilter("ignore")  # float32 vectors sum to 1 ± 1e−7
                 brier = brier_score_loss(y, p, labels=[0, 1, 2], scale_by_half=False)
                 assert cell["brier"] == pytest.approx(brier, abs=1e-12)
-                # scikit-learn clips at the float64 epsilon, relcol at 1e−15 (METRICS.md §3)
+                # scikit-learn clips at the float64 epsilon, relcol at 1e−15 (docs/metrics.md)
                 expected = log_loss(y, np.maximum(p, 1e-15), labels=[0, 1, 2])
                 assert cell["nll"] == pytest.approx(expected, rel=1e-6)
         checked += 1

@@ -1,5 +1,5 @@
 """Laws the metrics must obey (hypothesis), the counter-based generator, and how close the
-bin-level ECE₀ comes to METRICS.md's per-row definition."""
+bin-level ECE₀ comes to docs/metrics.md's per-row definition."""
 
 from __future__ import annotations
 
@@ -205,7 +205,7 @@ def test_a_small_bin_draws_one_outcome_per_event_counted_k_times(tmp_path):
         assert cell["ece"] == 0.25 and cell["ece_pvalue"] == 1.0
 
 
-# The bin-level ECE₀ against METRICS.md's per-row Bernoulli draws -------------------------------
+# The bin-level ECE₀ against docs/metrics.md's per-row Bernoulli draws -------------------------------
 
 
 def per_row_ece_null(

@@ -1,4 +1,4 @@
-"""Multi-label calibration (METRICS.md §9): both modes named everywhere, per label, micro, macro,
+"""Multi-label calibration (docs/multilabel.md): both modes named everywhere, per label, micro, macro,
 the agreement target, both engines to 1e-9, and the report's section and heatmap."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """False-alarm rates of the trends and verdicts under simulated nulls, and their power in
-degrading worlds (METRICS.md §6; relcol.analysis._nulls).
+degrading worlds (docs/statistics.md; relcol.analysis._nulls).
 
 200 independent curves per world (300 test samples, 3 seeds, 2 repeats, 6 severities),
 B = 1000, α = 0.05. Every rate a null should keep at α must be ≤ α + 2 Monte-Carlo standard

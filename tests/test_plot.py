@@ -31,7 +31,7 @@ def _rows(seed: int = 0, n: int = 3000) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _bins(c: np.ndarray, z: np.ndarray, m: int = M):
-    """Reference binning of METRICS.md §2: bins (k/M, (k+1)/M], the first [0, 1/M]."""
+    """Reference binning of docs/metrics.md: bins (k/M, (k+1)/M], the first [0, 1/M]."""
     index = np.clip(np.ceil(c * m).astype(int) - 1, 0, m - 1)
     out = {}
     for k in np.unique(index):

@@ -1,4 +1,4 @@
-"""Bad prediction files (DESIGN.md §8): each gets one clear line naming the file and what was
+"""Bad prediction files (docs/development.md): each gets one clear line naming the file and what was
 expected and found, exit code 2, and a warehouse whose every file is unchanged."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The full report of a real (tiny) study: every section in DESIGN.md §6 order, figures with
+"""The full report of a real (tiny) study: every section in docs/report.md order, figures with
 bands and intervals when the tables carry ``_lo``/``_hi`` columns, every table exported in
 four formats, byte-identical output, and the figure-ready tables of ``relcol.analysis``."""
 

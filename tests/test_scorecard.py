@@ -1,4 +1,4 @@
-"""The robustness scorecard (METRICS.md §8, seeds/002): each number by hand on tiny frames,
+"""The robustness scorecard (docs/consistency.md): each number by hand on tiny frames,
 null with a reason where the study lacks what it needs, and the report's sections."""
 
 from __future__ import annotations

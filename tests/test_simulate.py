@@ -1,4 +1,4 @@
-"""Simulated consistency studies (seeds/004): determinism, the four conditions, the warehouse.
+"""Simulated consistency studies: determinism, the four conditions, the warehouse.
 
 The regression this module exists for: in the seed's demo code the dependent runs were built
 with a concatenate where a where was meant, so they were not dependent at all. Here dependent
@@ -221,6 +221,10 @@ def test_the_report_shows_the_metrics_that_separate_the_conditions(tmp_path):
     assert re.search(r"<title>Consistency: (.*?)</title>", page.read_text()).group(1) == "balanced"
     exported = pl.read_parquet(page.with_suffix(".parquet")).filter(pl.col("severity") == 0.4)
     shown = {row["model"]: row for row in exported.iter_rows(named=True)}
+    # the page rounds to 3 decimals (the files keep every digit)
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", page.read_text())
+    assert all(f"{row['ec_l_seed']:.3f}" in cells for row in shown.values())
+    assert not any(re.fullmatch(r"\d\.\d{4,}", c.strip()) for c in cells)
     assert set(shown) == {f"sim:{c}" for c in CONDITIONS} and exported.height == len(shown)
     assert all(
         set(row) == {"study", "dataset", "model", "corruption", "label", "severity", "accuracy",

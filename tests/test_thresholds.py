@@ -1,4 +1,4 @@
-"""Where trust breaks (METRICS.md §6): clean overconfidence, the break point, d*, the traffic
+"""Where trust breaks (docs/statistics.md): clean overconfidence, the break point, d*, the traffic
 light and the action; and the statistical layer in the report, the warehouse and the command
 line. Their error rates under simulated nulls are in tests/test_nulls.py."""
 

@@ -1,4 +1,4 @@
-"""Trend over severity (METRICS.md §6): Spearman ρ, its exact and t p-values, the bootstrap
+"""Trend over severity (docs/statistics.md): Spearman ρ, its exact and t p-values, the bootstrap
 interval of the pooled curve's ρ."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The statistical layer: frames in, frames out, nothing drawn or printed.
 
 ``relcol.report`` renders what these functions return; it never computes a
-metric itself (DESIGN.md §2).
+metric itself (docs/development.md).
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Figure-ready tables for the report: reliability bins with per-bin intervals, confidence
 histograms of right and wrong predictions, and the risk–coverage curve on a coverage grid.
 
-The report draws these frames as they are (DESIGN.md §2: it never computes a number). Each
-keeps the cell keys of METRICS.md §11, so every figure can be redrawn from its export.
+The report draws these frames as they are (docs/development.md: it never computes a number). Each
+keeps the cell keys of docs/warehouse.md, so every figure can be redrawn from its export.
 
 - ``reliability_bins``: the bins of ``calibration_bins`` at each curve's clean (smallest)
   and worst (largest) severity, with ``accuracy_lo``/``accuracy_hi``: the statistical
@@ -14,7 +14,7 @@ keeps the cell keys of METRICS.md §11, so every figure can be redrawn from its 
   predictions in each confidence bin (no extra pass over the rows).
 - ``risk_coverage``: ``selective_curve`` read at coverages 1/K, 2/K … 1, each as the risk at
   the curve point with the smallest coverage at or above it (the step reading of
-  ``risk_at_coverage``, METRICS.md §5), so a curve of 10⁴ points becomes K rows.
+  ``risk_at_coverage``, docs/metrics.md), so a curve of 10⁴ points becomes K rows.
 - ``bin_errors`` and ``oracle_risk``: the ECE and MCE of each cell from its reliability
   bins, and the best risk–coverage curve a cell's errors allow; the figures print and draw
   them.
@@ -63,7 +63,7 @@ def reliability_bins(
     Parameters
     ----------
     calibration_bins
-        The ``calibration_bins`` table (both binnings; METRICS.md §11 names). When it has
+        The ``calibration_bins`` table (both binnings; docs/warehouse.md names). When it has
         ``accuracy_lo`` and ``accuracy_hi``, those are kept: with ``samples`` (the
         statistical layer's Wilson intervals on each bin's distinct samples) ``interval`` is
         ``"wilson"`` and ``effective_n`` the samples, otherwise ``"bootstrap"``.
@@ -251,7 +251,7 @@ def risk_coverage(
 
 
 def bin_errors(reliability: pl.DataFrame) -> pl.DataFrame:
-    """ECE and MCE of every cell from its reliability bins (METRICS.md §2).
+    """ECE and MCE of every cell from its reliability bins (docs/metrics.md).
 
     Parameters
     ----------

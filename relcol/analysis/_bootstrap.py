@@ -1,4 +1,4 @@
-"""The paired Poisson bootstrap over test samples, as a matrix product (METRICS.md §6).
+"""The paired Poisson bootstrap over test samples, as a matrix product (docs/statistics.md).
 
 **Weights.** Replicate b gives test sample s the weight w_{s,b} ~ Poisson(1): the inverse
 Poisson CDF of the counter-based uniform ``uniform(stream, seed, b, sample_id)``
@@ -174,7 +174,7 @@ MIN_BIN_SAMPLES = 5
 #: Metrics with per-seed values (ACE and the ECE₀ family need a pooled cell).
 SEED_METRICS = (*WIDTH_METRICS, *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
 
-#: The binnings of ``calibration_bins`` (METRICS.md §2).
+#: The binnings of ``calibration_bins`` (docs/metrics.md).
 BINNINGS = ("width", "mass")
 #: Entries of one dense D (samples × statistics) or rank-count array processed at once.
 BATCH_ENTRIES = 10_000_000
@@ -695,7 +695,7 @@ def bin_metrics(
     *,
     names: Sequence[str] = WIDTH_METRICS,
 ) -> dict[str, np.ndarray]:
-    """The per-bin metrics of METRICS.md §2–§3 from (weighted) per-bin sums, bins on axis 0.
+    """The per-bin metrics of docs/metrics.md from (weighted) per-bin sums, bins on axis 0.
 
     The numpy twin of the ``*_from_bins`` builders for arrays of many groups at once (the
     replicates of every cell): a Polars group-by over one row per cell × replicate × bin is
@@ -891,7 +891,7 @@ def _level_metrics(
 def rank_metrics(
     right: np.ndarray, wrong: np.ndarray, coverage: float = 0.8, risk: float = 0.05
 ) -> dict[str, np.ndarray]:
-    """The rank metrics (METRICS.md §4–§5) from weighted counts per confidence level.
+    """The rank metrics (docs/metrics.md) from weighted counts per confidence level.
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""Coverage of the printed intervals, verified by simulation with known truth (METRICS.md §6).
+"""Coverage of the printed intervals, verified by simulation with known truth (docs/statistics.md).
 
 Each simulated study has n test samples of a K-class task, one prediction each. Its
 top-label confidence follows a known law, c = lo + (1 − lo)·Beta(a, b) with lo = 1/K, and
@@ -213,7 +213,7 @@ def population_ranks(
     return out
 
 
-#: The laws every interval must cover on (METRICS.md §6).
+#: The laws every interval must cover on (docs/statistics.md).
 LAWS: Mapping[str, Law] = {
     law.name: law
     for law in (

@@ -1,6 +1,6 @@
 """How each model's calibration changes from the clean model to the worst severity.
 
-Input is a calibration table (one row per cell, METRICS.md §11 names); every
+Input is a calibration table (one row per cell, docs/warehouse.md names); every
 function here returns a new frame and never draws or prints.
 """
 

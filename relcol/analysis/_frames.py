@@ -12,7 +12,7 @@ import polars as pl
 
 from relcol.errors import ColumnNotFoundError, InputError
 
-# The cell keys of METRICS.md §11 that every calibration table carries; `label`
+# The cell keys of docs/warehouse.md that every calibration table carries; `label`
 # is optional (absent or all-null for single-label studies).
 CELL_KEYS = ("study", "dataset", "model", "corruption", "severity")
 

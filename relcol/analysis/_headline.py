@@ -1,7 +1,7 @@
 """The report's headline: per model, how its curves are rated and where trust breaks first.
 
 Input is the statistical layer's ``thresholds`` table (one row per curve: ``traffic_light``,
-``d_star``, METRICS.md §6 and §11); the function only counts and picks, it decides nothing.
+``d_star``, see docs/statistics.md); the function only counts and picks, it decides nothing.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Multi-label calibration (METRICS.md §9): both modes, both targets, per label, micro, macro.
+"""Multi-label calibration (docs/multilabel.md): both modes, both targets, per label, micro, macro.
 
 Multi-label rows (``label`` not null) hold, per (sample, label), the predicted 0/1 outcome
 ``y_pred`` and the confidence c in it. Two calibration modes are always named apart:

@@ -1,5 +1,5 @@
 """False alarms of the trends and verdicts, measured by simulation with known truth
-(METRICS.md §6).
+(docs/statistics.md).
 
 Each simulated **curve** is a study of its own: one test set of ``samples`` samples, a model
 trained with ``seeds`` seeds, evaluated clean and at the severities of ``SEVERITIES`` with
@@ -21,7 +21,7 @@ The generator keeps what makes real curves dependent:
 
 So the truth is known: the gap Δ equals ``gap`` (+ ``rise``·d) at every severity, and so does the binned
 ECE (every bin has accuracy = confidence − ``gap``), whatever the confidences. The nulls
-(``NULLS``) are the four of METRICS.md §6: stationary and calibrated; calibrated with
+(``NULLS``) are the four of docs/statistics.md: stationary and calibrated; calibrated with
 confidence falling with d (the binned-ECE floor moves); seeds agreeing on about 90 % of
 predictions; Δ exactly at τ.
 
@@ -73,7 +73,7 @@ class World:
         return self.drop == 0.0 and self.rise == 0.0
 
 
-#: The nulls of METRICS.md §6.
+#: The nulls of docs/statistics.md.
 NULLS = (
     World("stationary, calibrated"),
     World("calibrated, confidence falling with d", drop=1.2),

@@ -1,4 +1,4 @@
-"""Recalibration maps, fitted on a calibration split and judged on the disjoint rest (METRICS.md §9).
+"""Recalibration maps, fitted on a calibration split and judged on the disjoint rest (docs/multilabel.md).
 
 Four maps of a stated confidence c (or probability vector p) to a recalibrated one:
 

@@ -1,6 +1,6 @@
-"""The robustness scorecard (METRICS.md §8): stability, resilience, reliability, corruption errors.
+"""The robustness scorecard (docs/consistency.md): stability, resilience, reliability, corruption errors.
 
-After seeds/002 (the "Simplified Robustness Evaluator"):
+After the "Simplified Robustness Evaluator" (docs/consistency.md):
 
 - **stability** S: the share of (sample, seed, repeat) whose prediction under Gaussian noise of
   0.05 training SDs equals the clean prediction of the same seed: PA (§7) against the clean
@@ -42,13 +42,13 @@ from relcol.checks import is_number
 from relcol.errors import ParameterError
 from relcol.metrics import exact_mean, exact_sum
 
-#: Default weights of the composite score (seeds/002).
+#: Default weights of the composite score.
 WEIGHTS: Mapping[str, float] = {"stability": 0.4, "resilience": 0.3, "reliability": 0.3}
 BASELINE = "logistic_regression"
 NOISE = "gaussian_noise"
 STABILITY_AT = 0.05
 RESILIENCE_AT = 0.1
-#: Reliability L reaches 0 at this clean ECE: the traffic light's red threshold (METRICS.md §6).
+#: Reliability L reaches 0 at this clean ECE: the traffic light's red threshold (docs/statistics.md).
 RELIABILITY_ECE = 0.15
 #: The relative corruption errors need the baseline's error (or ECE) to rise by at least this
 #: much per severity on average over clean.
@@ -227,7 +227,7 @@ def scorecard(
     stability_at: float = STABILITY_AT,
     resilience_at: float = RESILIENCE_AT,
 ) -> pl.DataFrame:
-    """The robustness scorecard of every model (METRICS.md §8).
+    """The robustness scorecard of every model (docs/consistency.md).
 
     Parameters
     ----------

@@ -4,7 +4,7 @@ The multi-label modes and the recalibration before/after table both score pairs 
 outcome is not the long table's ``correct`` (it may be the label's presence, or an
 annotator agreement in [0, 1]), so they share this one function. Everything is derived from
 per-bin sums, as in ``relcol.metrics.calibration``; ``brier_top`` and ``nll_top`` follow
-METRICS.md §3 with the outcome in place of z. The SQL twin is the ``multilabel`` view.
+docs/metrics.md with the outcome in place of z. The SQL twin is the ``multilabel`` view.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ SCORES = (
     "brier_top",
     "nll_top",
 )
-#: nll_top's clip: log(c) is taken of c clipped to [EPS, 1 − EPS] (METRICS.md §3).
+#: nll_top's clip: log(c) is taken of c clipped to [EPS, 1 − EPS] (docs/metrics.md).
 EPS = 1e-15
 
 

@@ -1,4 +1,4 @@
-"""The statistical layer of a report: every table of METRICS.md §6 from the rows and the
+"""The statistical layer of a report: every table of docs/statistics.md from the rows and the
 point-estimate tables, in one call.
 
 ``statistical_tables`` runs the paired bootstrap once and derives from its replicates the

@@ -1,5 +1,5 @@
 """Where trust breaks: clean overconfidence, the break point, d*, the traffic light and the
-action (METRICS.md §6).
+action (docs/statistics.md).
 
 Every answer here is a test with a stated error rate, decided from the paired bootstrap's
 replicates (``relcol.analysis.bootstrap``), one-sided in the direction of harm. A curve is
@@ -80,7 +80,7 @@ ACTIONS = {
 
 @dataclass(frozen=True)
 class TrafficLight:
-    """Thresholds of the traffic light and of the recommended action (METRICS.md §6)."""
+    """Thresholds of the traffic light and of the recommended action (docs/statistics.md)."""
 
     green_ece: float = 0.05
     green_auroc: float = 0.80
@@ -96,7 +96,7 @@ class TrafficLight:
     mce_min_samples: int = 30
 
 
-#: The thresholds of METRICS.md §6.
+#: The thresholds of docs/statistics.md.
 DEFAULT_LIGHTS = TrafficLight()
 
 #: Columns of ``cell_evidence`` after the cell keys.

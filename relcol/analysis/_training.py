@@ -1,5 +1,5 @@
 """Intervals that include training variation: the bootstrap's interval widened by the spread
-of the per-seed values (METRICS.md §6, "offer intervals that include training variation").
+of the per-seed values (docs/statistics.md, "offer intervals that include training variation").
 
 The paired bootstrap resamples test samples and holds the trained models fixed: it covers the
 value of the metric for the S models in the warehouse. A reader asking about the training

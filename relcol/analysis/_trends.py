@@ -1,5 +1,5 @@
 """Trend over severity: Spearman ρ per curve, with a p-value and a bootstrap interval
-(METRICS.md §6).
+(docs/statistics.md).
 
 A curve is (study, dataset, model, corruption, label) across severities. Per curve and
 metric, on the **pooled curve**: one value per severity, the metric of all the cell's rows

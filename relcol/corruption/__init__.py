@@ -1,7 +1,7 @@
 """Corruption operators 𝒯_d: how the test data gets worse, one severity d at a time.
 
 Each operator is a pure function of the test features and labels, with the clean
-training statistics it needs passed in (METRICS.md §1)::
+training statistics it needs passed in (docs/study.md)::
 
     stats = TrainingStats.fit(X_train, n_classes=K, labels=y_train)
     op = get_operator("mar")

@@ -1,4 +1,4 @@
-"""𝒟: datasets with one fixed held-out test set per study (DESIGN.md §2–§3)."""
+"""𝒟: datasets with one fixed held-out test set per study (docs/development.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Built-in example prediction sets, generated deterministically from a seed.
 
 ``email`` regenerates the dummy dataset of the project's seed document on confidence scores
-for multi-label email classification (seeds/001, §7): 200 emails, 5 labels, about 2 true
+for multi-label email classification (the email example of docs/email-example.md): 200 emails, 5 labels, about 2 true
 labels per email, 30 % of the (email, label) decisions flipped, and a stated confidence
 drawn from N(0.8, 0.1) when the decision is right and N(0.4, 0.15) when it is wrong, clipped
 to [0, 1]. The seed names the labels A–E in its analysis and spam, personal, work, urgent

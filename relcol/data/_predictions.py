@@ -11,7 +11,7 @@ columns (``confidence:margin``, ``confidence:logprob`` …) become several confi
 the models ``<model>:margin``, ``<model>:logprob`` …, so every metric compares them side by
 side.
 
-Everything is checked before anything is returned (DESIGN.md §8): each problem is one
+Everything is checked before anything is returned (docs/development.md): each problem is one
 ``InputError`` naming the file, the column and its role, what was expected and what was
 found, with the number of rows affected and the first of them (rows are counted from 1,
 header excluded). Nothing is clipped, dropped, renormalised or softmaxed.

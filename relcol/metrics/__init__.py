@@ -1,4 +1,4 @@
-"""Metrics as Polars expression builders (METRICS.md); their SQL twins live in ``sql/``.
+"""Metrics as Polars expression builders (docs/metrics.md); their SQL twins live in ``sql/``.
 
 Builders are pure: they return ``pl.Expr`` or ``pl.LazyFrame`` and never read, write or
 collect. Row-level builders (``ece()``, ``auroc()``, ``aurc()``) work inside any

@@ -1,4 +1,4 @@
-"""Calibration bins: equal-width and equal-mass (METRICS.md §2).
+"""Calibration bins: equal-width and equal-mass (docs/metrics.md).
 
 **Equal width.** Bin m of M is (m/M, (m+1)/M]; the first bin is [0, 1/M] and a confidence
 of exactly 1.0 lands in the last: bin(c) = max(⌈c·M⌉ − 1, 0). The SQL twin is
@@ -20,7 +20,7 @@ import polars as pl
 
 from relcol.checks import check_bins
 
-#: The columns that order rows for equal-mass bins after the confidence (METRICS.md §2).
+#: The columns that order rows for equal-mass bins after the confidence (docs/metrics.md).
 ORDER = ("sample_id", "seed", "repeat")
 
 

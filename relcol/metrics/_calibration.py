@@ -1,5 +1,5 @@
 """Calibration: accuracy, mean confidence, the gap Δ, ECE, ACE, MCE, RMSCE and Kumar's
-debiased estimate (METRICS.md §2).
+debiased estimate (docs/metrics.md).
 
 Each metric is written twice on purpose, for two grains:
 

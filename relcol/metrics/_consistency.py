@@ -1,4 +1,4 @@
-"""Samplewise consistency across replicates (METRICS.md §7).
+"""Samplewise consistency across replicates (docs/consistency.md).
 
 Within a cell, the rows of one **stratum** are τ **replicates** of the same condition on the
 same test samples. Along the ``axis`` ``"repeat"`` the replicates are the corruption repeats
@@ -42,7 +42,7 @@ the steps run eagerly and keep the frames several later steps read (the replicat
 per-row units, the per-sample counts). The SQL twins (``sql/macros/consistency*.sql``) do
 the same steps, but join the varying samples' rows to themselves on (stratum, sample).
 
-Conventions (METRICS.md §7), per pair:
+Conventions (docs/consistency.md), per pair:
 
 - EC_l = |eᵢ ∧ eⱼ| / |eᵢ ∨ eⱼ|, and 1 when both error sets are empty;
 - EC_corr (Pearson of the error vectors) is null when either vector is constant;
@@ -79,7 +79,7 @@ AXES: dict[str, tuple[str, str]] = {"repeat": ("seed", "repeat"), "seed": ("repe
 #: Pairwise metrics a pair can leave undefined (null): ``consistency`` counts their pairs.
 PARTIAL = ("ec_corr", "pa_v")
 
-#: Columns of ``consistency`` after the ``by`` keys (METRICS.md §11).
+#: Columns of ``consistency`` after the ``by`` keys (docs/warehouse.md).
 CONSISTENCY_COLUMNS = (
     "axis",
     "replicates",
@@ -518,7 +518,7 @@ def consistency(
     *,
     axes: Sequence[str] = tuple(AXES),
 ) -> pl.LazyFrame:
-    """Samplewise consistency of every group along each axis (METRICS.md §7).
+    """Samplewise consistency of every group along each axis (docs/consistency.md).
 
     Parameters are those of :func:`consistency_counts`.
 

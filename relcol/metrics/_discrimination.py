@@ -1,4 +1,4 @@
-"""Discrimination: does the confidence separate right from wrong? (METRICS.md §4)
+"""Discrimination: does the confidence separate right from wrong? (docs/metrics.md)
 
 With n₁ correct and n₀ wrong rows in a cell:
 

@@ -7,7 +7,7 @@ per-cell result. A null ``label`` is one group, as in SQL ``GROUP BY``.
 
 ``by_chunks`` runs any per-cell computation over runs of whole cells of a bounded number of
 rows and concatenates the results: every metric of a cell depends on that cell's rows only
-(DESIGN.md §7), so the result is the single pass's, and memory is bounded by the chunk, not
+(docs/development.md), so the result is the single pass's, and memory is bounded by the chunk, not
 by the study (10⁸ rows in a few GB).
 """
 

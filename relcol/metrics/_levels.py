@@ -1,4 +1,4 @@
-"""Confidence levels: the sufficient statistics of the rank metrics (METRICS.md §4–§5).
+"""Confidence levels: the sufficient statistics of the rank metrics (docs/metrics.md).
 
 Per cell × distinct score level: ``n`` rows at the level, ``n_correct`` of them right, and,
 counting from the top, ``accepted`` (rows with a score ≥ the level) and

@@ -1,5 +1,5 @@
 """ECE₀, the ECE floor: the expected ECE of a perfectly calibrated model with the same
-confidences, its excess and the calibration p-value (METRICS.md §2).
+confidences, its excess and the calibration p-value (docs/metrics.md).
 
 **The unit is a prediction event, not a row.** The long table often stores one prediction
 several times: at severity 0 every repeat stores the clean model's predictions again, and a
@@ -11,7 +11,7 @@ label noise the copies' evaluation labels are redrawn per repeat, so their outco
 correlated but not identical; one draw per event errs there on the cautious side (a larger
 ECE₀ and p-value than independent rows would give).
 
-METRICS.md defines ECE₀ by R draws of zᵢ ~ Bernoulli(cᵢ). At 10⁷ rows and R = 100 that is 10⁹
+docs/metrics.md defines ECE₀ by R draws of zᵢ ~ Bernoulli(cᵢ). At 10⁷ rows and R = 100 that is 10⁹
 draws, so relcol simulates at the bin level from sufficient statistics instead: per
 equal-width bin m, nₘ rows, Sₘ = Σ_rows c and eₘ events; under perfect calibration the bin's
 Σz = Σₑ kₑ·zₑ has mean Sₘ and variance Vₘ = Σₑ kₑ²·cₑ(1 − cₑ). For draw r:

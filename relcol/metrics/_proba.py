@@ -1,4 +1,4 @@
-"""Metrics that need the class-probability vector p (METRICS.md §2–§4).
+"""Metrics that need the class-probability vector p (docs/metrics.md).
 
 - ``classwise_ece``: the mean over classes k of the equal-width ECE of pᵢₖ against
   1[yᵢ = k] (each class's ECE over the rows whose vector has a k-th entry: all of them

@@ -64,9 +64,9 @@ class Metric:
     Attributes
     ----------
     name
-        The metric's column name (METRICS.md §11), in every frame, view and export.
+        The metric's column name (docs/warehouse.md), in every frame, view and export.
     kind
-        Its family in METRICS.md §11: ``"basics"``, ``"calibration"``, ``"proper scores"``,
+        Its family in docs/warehouse.md: ``"basics"``, ``"calibration"``, ``"proper scores"``,
         ``"discrimination"``, ``"selective"``.
     expr
         Row-level Polars builder (``ece``), usable inside any ``group_by().agg()``; None for
@@ -84,7 +84,7 @@ class Metric:
         Whether the metric needs the class-probability vector (null for a cell without one).
     grain
         What one row of ``table`` and ``view`` is: ``"cell"``, or ``"cell × axis"`` for the
-        consistency metrics (METRICS.md §7), whose tables add the ``keys`` columns to ``by``.
+        consistency metrics (docs/consistency.md), whose tables add the ``keys`` columns to ``by``.
     keys
         Columns ``table`` and ``view`` add to the grouping columns (``("axis",)``).
     """
@@ -150,7 +150,7 @@ def _in_consistency(name: str) -> Metric:
     )
 
 
-#: The consistency metrics (METRICS.md §11); the consistency table's ``accuracy`` is the basics
+#: The consistency metrics (docs/warehouse.md); the consistency table's ``accuracy`` is the basics
 #: metric averaged over replicates, so it is not listed again.
 CONSISTENCY = (
     "consistently_correct",

@@ -1,4 +1,4 @@
-"""Top-label proper scores: ``brier_top``, its Murphy decomposition, ``nll_top`` (METRICS.md §3).
+"""Top-label proper scores: ``brier_top``, its Murphy decomposition, ``nll_top`` (docs/metrics.md).
 
 brier_top = (1/n) Σᵢ (cᵢ − zᵢ)², in [0, 1]. On the equal-width bins (per bin m: nₘ, confₘ,
 accₘ; ā the overall accuracy), following Stephenson, Coelho & Jolliffe (2008):
@@ -27,7 +27,7 @@ from relcol.checks import check_bins
 from relcol.metrics._bins import _bin_index
 from relcol.metrics._exact import exact_sum
 
-#: nll_top clips c to [EPS, 1 − EPS] (METRICS.md §3); nll clips p to EPS.
+#: nll_top clips c to [EPS, 1 − EPS] (docs/metrics.md); nll clips p to EPS.
 EPS = 1e-15
 
 

@@ -1,4 +1,4 @@
-"""Selective prediction: accept only the most confident rows (METRICS.md §5).
+"""Selective prediction: accept only the most confident rows (docs/metrics.md).
 
 Rows are accepted from the highest confidence down; rows with equal confidence enter
 together, so the curve has one point per distinct confidence level t: coverage(t) = share

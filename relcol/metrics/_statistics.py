@@ -1,4 +1,4 @@
-"""Sufficient statistics: the rows of a study reduced once to small frames (DESIGN.md §7).
+"""Sufficient statistics: the rows of a study reduced once to small frames (docs/development.md).
 
 Every calibration number and proper score is a function of a few sums per cell × bin; every
 rank metric (AUROC, AUPR, the risk–coverage curve) of counts per cell × distinct confidence
@@ -64,7 +64,7 @@ def calibration_bins(
         Number of bins M, an int >= 1.
     binning
         ``"width"``: the equal-width bins (m/M, (m+1)/M]; ``"mass"``: equal-mass bins of
-        the rows ordered by confidence and then ``order`` (METRICS.md §2).
+        the rows ordered by confidence and then ``order`` (docs/metrics.md).
     confidence, correct
         Columns holding the confidence (float) and whether the prediction is right (bool).
     order

@@ -1,6 +1,6 @@
 """The metric tables: every metric of a study's cells, from one pass over its rows.
 
-``calibration()`` is the fast path for METRICS.md §2–§3 (one row per cell); the other
+``calibration()`` is the fast path for docs/metrics.md (one row per cell); the other
 tables are in ``_discrimination.py`` and ``_selective.py``. ``metric_tables()`` builds all
 of them over shared intermediate frames: the rows with their cell ids, the per-bin sums and
 the rows sorted once per cell (equal-mass bins and the confidence levels both read that one

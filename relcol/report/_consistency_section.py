@@ -1,4 +1,4 @@
-"""The report's consistency and robustness-scorecard sections (METRICS.md §7–§8).
+"""The report's consistency and robustness-scorecard sections (docs/consistency.md).
 
 Formatting only: every number shown is a column of the ``consistency`` and ``scorecard``
 tables that ``relcol.metrics.consistency`` and ``relcol.analysis.scorecard`` computed.
@@ -187,7 +187,9 @@ def _model_table(frame: pl.DataFrame, name: str, index: str, axes: list[str], se
         .tab_stubhead("d")
         .cols_label(accuracy="mean accuracy")
         .fmt_number("severity", decimals=2)
-        .fmt_number([c for c in shown.columns if c not in ("severity", "__group", *keys)], 3)
+        .fmt_number(
+            [c for c in shown.columns if c not in ("severity", "__group", *keys)], decimals=3
+        )
         .sub_missing(missing_text="–")
         .cols_hide(keys)
     )

@@ -2,7 +2,7 @@
 
 The page needs no network (inline CSS, inline SVG, no scripts) and is deterministic: the
 same inputs give the same bytes, and the only times it shows are those in the run metadata.
-It opens with a summary and a navigation list, then answers DESIGN.md §6 in order: where
+It opens with a summary and a navigation list, then answers docs/report.md in order: where
 trust breaks, degradation curves, reliability diagrams, discrimination and selective
 prediction, consistency and the scorecard, per-label calibration and recalibration, methods.
 A section appears when its table exists. Long tables and per-dataset parts are collapsible
@@ -93,8 +93,8 @@ def write_report(
     out_dir
         The report folder.
     tables
-        The frames to show, by name. ``calibration`` (one row per cell, METRICS.md
-        §11 names: at least the cell keys, ``n``, ``accuracy``, ``mean_confidence``,
+        The frames to show, by name. ``calibration`` (one row per cell, with the
+        names of docs/warehouse.md: at least the cell keys, ``n``, ``accuracy``, ``mean_confidence``,
         ``gap`` and ``ece``) is required; every other section appears when its
         table is present (``reliability``, ``confidence_histogram``,
         ``risk_coverage``, ``discrimination``, ``selective``, ``consistency``,
@@ -152,7 +152,7 @@ def render_html(
     return page
 
 
-#: The page's sections in order (DESIGN.md §6): each appears when its table exists.
+#: The page's sections in order (docs/report.md): each appears when its table exists.
 SECTIONS = (
     "summary",
     "trust",

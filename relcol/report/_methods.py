@@ -53,7 +53,7 @@ def methods_section(
             "Calibration bins",
             f"{escape(bin_convention(bins))}: the first bin is [0, 1/M] and a confidence of "
             "exactly 1 falls in the last. Equal-mass bins (ACE): rows ordered by (confidence, "
-            "sample_id, seed, repeat), the row of rank r of n in bin ⌊r·M/n⌋ (METRICS.md §2).",
+            "sample_id, seed, repeat), the row of rank r of n in bin ⌊r·M/n⌋ (docs/metrics.md).",
         ),
         ("Gap", "Δ = mean confidence − accuracy; &gt; 0 means overconfident."),
         ("Cells", "A cell pools every seed and repeat of one dataset × model × corruption × d."),
@@ -117,10 +117,10 @@ def _intervals(tables: Mapping[str, pl.DataFrame], meta: Mapping[str, Any]) -> s
         text = (
             f"Paired Poisson bootstrap over test samples: B = {int(meta['bootstrap']):,} "
             f"replicates, the same resample in every cell, {level:.0%} percentile intervals "
-            "(METRICS.md §6)."
+            "(docs/statistics.md)."
         )
     elif with_intervals:
-        text = "As computed by the statistical layer (METRICS.md §6)."
+        text = "As computed by the statistical layer (docs/statistics.md)."
     else:
         text = "None computed for this report: values are point estimates."
     if with_intervals:

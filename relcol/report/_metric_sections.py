@@ -1,4 +1,4 @@
-"""The report's discrimination and selective-prediction sections (METRICS.md §4–§5).
+"""The report's discrimination and selective-prediction sections (docs/metrics.md).
 
 Formatting only: every number shown is a column of the ``discrimination``, ``selective``,
 ``confidence_histogram`` and ``risk_coverage`` tables that ``relcol.metrics`` and

@@ -46,7 +46,7 @@ __all__ = [
     "risk_coverage",
 ]
 
-#: The keys of a cell (METRICS.md's cell plus ``label``); a series is one value of some.
+#: The keys of a cell (docs/metrics.md's cell plus ``label``); a series is one value of some.
 _KEYS = ("study", "dataset", "model", "corruption", "severity", "label")
 _SERIES = "model"  # the column the drawing code reads a series from
 

@@ -247,7 +247,7 @@ def calibration_section(
         return table_html(gt, collapse=False)
 
     lead = (
-        "Every calibration metric of every cell (all seeds and repeats pooled): METRICS.md §2–§3. "
+        "Every calibration metric of every cell (all seeds and repeats pooled): relcol's docs/metrics.md. "
         "ECE₀ is the ECE a perfectly calibrated model with the same confidences would show by "
         "chance (one outcome drawn per prediction, however many repeats store it); ECE − ECE₀ "
         "is the part chance does not explain; p = (b + 1)/(R + 1), b of the R calibrated draws "

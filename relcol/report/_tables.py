@@ -48,7 +48,7 @@ _LABELS = {
     "nll": "NLL",
     "nll_top": "NLL (top)",
 }
-# Column groups shown under a spanner when the table has them (METRICS.md §2–§3).
+# Column groups shown under a spanner when the table has them (docs/metrics.md).
 _SPANNERS = {
     "ECE floor (a calibrated model)": ("ece_null", "ece_excess", "ece_pvalue"),
     "Murphy decomposition of Brier (top)": (
@@ -68,7 +68,7 @@ _GAP_PALETTE = ["#4393C3", "#F7F7F7", "#D6604D"]
 
 
 def bin_convention(bins: int) -> str:
-    """The equal-width binning convention of METRICS.md §2, stated for ``bins`` bins."""
+    """The equal-width binning convention of docs/metrics.md, stated for ``bins`` bins."""
     return f"{bins} equal-width bins, (m/M, (m+1)/M]"
 
 

@@ -1,4 +1,4 @@
-"""The report's first section after the summary: where trust breaks (METRICS.md §6).
+"""The report's first section after the summary: where trust breaks (docs/statistics.md).
 
 For each model × corruption: whether the model is already overconfident when clean, the
 break point (from which severity the gap has risen significantly over clean), d* (where it

@@ -1,4 +1,4 @@
-"""The long table on disk: schema, atomic Parquet writes, DuckDB views (DESIGN.md §4–§5)."""
+"""The long table on disk: schema, atomic Parquet writes, DuckDB views (docs/development.md)."""
 
 from __future__ import annotations
 

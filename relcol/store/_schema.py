@@ -1,4 +1,4 @@
-"""The long table's columns and types (DESIGN.md §4), written once.
+"""The long table's columns and types (docs/development.md), written once.
 
 Every writer casts to ``PREDICTIONS`` before writing and every reader scans with
 it, so the two engines see identical types.
@@ -40,7 +40,7 @@ KEY = (
     "label",
 )
 
-#: The key of a cell (METRICS.md): the grain of every metric table.
+#: The key of a cell (docs/metrics.md): the grain of every metric table.
 CELL = ("study", "dataset", "model", "corruption", "severity", "label")
 
 #: Class names per (study, dataset): code -> name, so reports show `spam`, not `3`.
@@ -51,7 +51,7 @@ CLASSES: dict[str, pl.DataType] = {
     "name": pl.String(),
 }
 
-#: What each corruption actually did, per draw (METRICS.md §1).
+#: What each corruption actually did, per draw (docs/study.md).
 CORRUPTIONS: dict[str, pl.DataType] = {
     "study": pl.String(),
     "dataset": pl.String(),
@@ -66,7 +66,7 @@ CORRUPTIONS: dict[str, pl.DataType] = {
 
 #: Optional per-prediction extras of an ingested prediction file, keyed like the long table
 #: (rows only where the file had them): ``agreement``, the share of annotators agreeing with
-#: the prediction (a soft target replacing ``correct``, METRICS.md §9), ``split``
+#: the prediction (a soft target replacing ``correct``, docs/multilabel.md), ``split``
 #: (``calibration`` or ``evaluation``) for recalibration, and ``period`` (the collection
 #: period, e.g. a week, that monitoring compares). A side table rather than columns
 #: of the long table, so the long table's contract and every existing warehouse stay as

@@ -1,6 +1,6 @@
 """Where the (dataset, model, seed) fits run: here, on local processes, or on a Dask cluster.
 
-The grid of fits is embarrassingly parallel (DESIGN.md §7): each task fits one
+The grid of fits is embarrassingly parallel (docs/development.md): each task fits one
 frozen model, predicts every corrupted draw and writes its own part file into
 the ingest's staging folder; the commit then publishes all parts together. The
 backend changes where the work runs, never what it writes.

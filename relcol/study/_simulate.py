@@ -1,6 +1,6 @@
 """Simulated consistency studies: replicate runs with known error behaviour, no models.
 
-After the simulations of the samplewise-consistency seed (seeds/004): the pattern of a
+After the simulations of the samplewise-consistency seed: the pattern of a
 classifier's errors is treated as a random variable, so the consistency metrics can be
 watched on runs whose dependence is known by construction. Each simulated condition is
 one ``model`` of the long table, each class distribution one ``dataset``, the maximum error
@@ -142,7 +142,7 @@ class ConsistencySimulation:
 
 
 def class_probabilities(family: str, classes: int, rng: np.random.Generator) -> np.ndarray:
-    """Class probabilities of one family, sorted largest first (seeds/004, Appendix A)."""
+    """Class probabilities of one family, sorted largest first."""
     if family == "balanced":
         raw = np.ones(classes)
     elif family == "uniform":

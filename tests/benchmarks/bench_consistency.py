@@ -1,4 +1,4 @@
-"""Benchmark: samplewise consistency (METRICS.md §7) on a large simulated long table.
+"""Benchmark: samplewise consistency (docs/consistency.md) on a large simulated long table.
 
     python tests/benchmarks/bench_consistency.py --rows 10000000 --replicates 25
 

@@ -1,4 +1,4 @@
-"""Benchmark: the whole metric suite (METRICS.md §2–§5) in both engines, against two baselines.
+"""Benchmark: the whole metric suite (docs/metrics.md) in both engines, against two baselines.
 
     python tests/benchmarks/bench_metrics.py --rows 10000000 --cells 500
 

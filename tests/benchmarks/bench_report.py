@@ -1,4 +1,4 @@
-"""Benchmark: the statistical layer (METRICS.md §6) and the whole report at three scales.
+"""Benchmark: the statistical layer (docs/statistics.md) and the whole report at three scales.
 
     python tests/benchmarks/bench_report.py [--default WAREHOUSE] [--wh7 /tmp/wh7] [--wh8 /tmp/wh8]
 

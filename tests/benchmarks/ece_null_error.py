@@ -1,4 +1,4 @@
-"""How far the bin-level ECE₀ of relcol is from METRICS.md's per-row definition.
+"""How far the bin-level ECE₀ of relcol is from docs/metrics.md's per-row definition.
 
     python tests/benchmarks/ece_null_error.py [--draws 4000]
 
