@@ -69,9 +69,11 @@ from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.checks import check_int, check_interval, check_seed
 from relcol.metrics import (
     CHUNK_ROWS,
+    REGISTRY,
     TWO_32,
     WIDTH_METRICS,
     bin_index,
+    bin_metrics,
     bin_sums,
     bin_terms,
     chunk_filter,
@@ -79,22 +81,20 @@ from relcol.metrics import (
     exact_product,
     exact_sum,
     exact_var,
+    moment_metrics,
+    rank_metrics,
+    replicated,
     stream_key,
     uniform,
     width_metrics,
 )
-from relcol.metrics import EULER_GAMMA as _EULER_GAMMA
-from relcol.metrics import HARMONIC_ASYMPTOTIC as _ASYMPTOTIC
-from relcol.metrics import HARMONIC_SHIFT as _SHIFT
 from relcol.metrics import HASH_ABSORB as ABSORB
 from relcol.metrics import HASH_MASK as MASK
 from relcol.metrics import HASH_MIX as MIX
 from relcol.metrics import HASH_SEED as SEED
 from relcol.metrics import brier_terms as _brier_terms
-from relcol.metrics import cohens_d_from_moments as _cohens_d
 from relcol.metrics import nll_terms as _nll_terms
 from relcol.metrics import nll_top_terms as _nll_top_terms
-from relcol.metrics import point_biserial_from_moments as _point_biserial
 from relcol.store import CELL
 
 #: Default number of replicates B, level α and rank-metric levels.
@@ -109,58 +109,26 @@ POISSON_CDF: tuple[float, ...] = tuple(
 )
 
 #: Metrics from per-cell sums that need the probability vector.
-PROBA_METRICS = ("brier", "nll")
+PROBA_METRICS = replicated("proba")
 #: Effect sizes from the confidence moments of right and wrong rows.
-MOMENT_METRICS = ("cohens_d", "point_biserial")
+MOMENT_METRICS = replicated("moments")
 #: Metrics from counts per confidence level.
-RANK_METRICS = (
-    "auroc",
-    "aupr_success",
-    "aupr_error",
-    "fpr_at_95tpr",
-    "aurc",
-    "aurc_optimal",
-    "e_aurc",
-    "risk_at_coverage",
-    "coverage_at_risk",
-)
-#: Every metric with replicates, and the table each belongs to.
+RANK_METRICS = replicated("ranks")
+#: Every metric the replicates hold: the registry's metrics with a kernel, family by family.
+REPLICATED = (*WIDTH_METRICS, *replicated("mass"), *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
+#: Every metric with replicates or replicates derived from them (``ece_excess``: ECE's), and
+#: the table each belongs to.
 TABLES: Mapping[str, tuple[str, ...]] = {
-    "calibration": (*WIDTH_METRICS, "ace", "ece_excess", *PROBA_METRICS),
-    "discrimination": (*RANK_METRICS[:4], *MOMENT_METRICS),
-    "selective": RANK_METRICS[4:],
+    view: tuple(m.name for m in REGISTRY.values() if m.view == view and m.interval is not None)
+    for view in ("calibration", "discrimination", "selective")
 }
-#: Every metric the replicates hold.
-REPLICATED = (*WIDTH_METRICS, "ace", *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
-#: Metrics printed as a descriptive number only, and why: the estimator's bias is of the
-#: order of its interval, so its bootstrap interval misses the population value far more
-#: often than α (``relcol.analysis.coverage_study`` measures it; README, "Coverage,
-#: verified", has the table).
+#: Metrics printed as a descriptive number only, and why (``Metric.interval``): the
+#: estimator's bias is of the order of its interval, so its bootstrap interval misses the
+#: population value far more often than α (``relcol.analysis.coverage_study`` measures it;
+#: docs/statistics.md has the table).
 NO_INTERVAL: Mapping[str, str] = {
-    "ece": "binned ECE sums |accₘ − confₘ|, whose noise is positive in every bin: a floor "
-    "of order √(M/n) above the population value that the resample adds again",
-    "mce": "a maximum over bins, set by the emptiest bins' noise",
-    "rmsce": "the root-mean-square of the binned gaps: the same floor as ECE",
-    "ace": "ECE on equal-mass bins: the same floor as ECE",
-    "ece_excess": "ECE₀ is the floor of a calibrated model; subtracting it over-corrects a "
-    "miscalibrated one, so the interval covers neither the population ECE nor a fixed "
-    "share of it",
-    "brier_reliability": "the plug-in square of the binned gaps (RMSCE²): biased upwards by "
-    "the bins' sampling variance",
-    "brier_resolution": "the spread of the per-bin accuracies includes their sampling "
-    "variance: biased upwards",
-    "ece_debiased": "Kumar et al.'s square is unbiased, but its root is not, and near a "
-    "calibration error of 0 (a parameter at its boundary) neither the percentile, the basic "
-    "(bootstrap truth = the plug-in square) nor a delta-method normal interval of the square "
-    "covers on every law",
-    "aupr_success": "average precision is a sum of precisions at the positives' ranks, "
-    "biased downwards at a few hundred rows; its percentile interval undercovers "
-    "(0.914–0.946 at n ≤ 300), and shifting it by the bootstrap bias does not mend it",
-    "aupr_error": "as aupr_success, with the wrong rows as positives (0.916–0.946 at "
-    "n ≤ 300)",
-    "coverage_at_risk": "the largest coverage whose observed risk meets the target is a "
-    "maximum over the noisy risk–coverage curve: biased upwards, and positive where the "
-    "population has no such coverage",
+    name: REGISTRY[name].interval for names in TABLES.values() for name in names
+    if REGISTRY[name].interval
 }
 #: Metrics printed with an interval (``<metric>_lo``/``<metric>_hi``), each realised
 #: coverage verified by ``relcol.analysis.coverage_study`` on every law of ``LAWS``.
@@ -172,14 +140,12 @@ INTERVAL_METRICS = tuple(
 #: below 5 samples it spans most of [0, 1] and says nothing.
 MIN_BIN_SAMPLES = 5
 #: Metrics with per-seed values (ACE and the ECE₀ family need a pooled cell).
-SEED_METRICS = (*WIDTH_METRICS, *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
+SEED_METRICS = tuple(name for name in REPLICATED if REGISTRY[name].needs != "mass")
 
 #: The binnings of ``calibration_bins`` (docs/metrics.md).
 BINNINGS = ("width", "mass")
 #: Entries of one dense D (samples × statistics) or rank-count array processed at once.
 BATCH_ENTRIES = 10_000_000
-#: A variance below this is zero (a group whose confidences are all equal).
-_TINY_VARIANCE = 1e-13
 
 
 # Weights -------------------------------------------------------------------------------------
@@ -656,7 +622,7 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
     width = [_per_bin(pairs, array, n_cells, m) for array in stat[:6]]
     out = bin_metrics(*width)
     mass = [_per_bin(mass_pairs, array, n_cells, m) for array in stat[6:9]]
-    out["ace"] = bin_metrics(*mass, names=("ece",))["ece"]
+    out |= bin_metrics(*mass, names=replicated("mass"))
     with np.errstate(invalid="ignore", divide="ignore"):  # an empty bin: NaN, undefined
         for binning, (n, _, correct, *_) in (("width", width), ("mass", mass)):
             out[f"bin:{binning}"] = np.moveaxis(correct / n, 0, 1).astype(np.float32)
@@ -665,13 +631,12 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
         samples = np.zeros((n_cells, m), dtype=np.int64)
         samples[keys // m, keys % m] = np.count_nonzero(block, axis=0)
         out[f"samples:{binning}"] = samples
-    out |= _moment_metrics(*stat[9:15])
+    out |= moment_metrics(*stat[9:15])
     if ctx.proba:
         n = stat[9] + stat[10]
         complete = stat[17] == n
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["brier"] = np.where(complete & (n > 0), stat[15] / n, np.nan)
-            out["nll"] = np.where(complete & (n > 0), stat[16] / n, np.nan)
+        for name, total in zip(PROBA_METRICS, stat[15:17], strict=True):
+            out[name] = REGISTRY[name].kernel(total, n, complete)
     else:
         out["brier"] = out["nll"] = np.full(stat[9].shape, np.nan)
     return out
@@ -683,137 +648,6 @@ def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np
     full = np.zeros((bins, n_cells, sums.shape[1]))
     full[pairs % bins, pairs // bins] = sums
     return full
-
-
-def bin_metrics(
-    n: np.ndarray,
-    sum_confidence: np.ndarray,
-    sum_correct: np.ndarray,
-    sum_confidence_sq: np.ndarray | None = None,
-    sum_confidence_correct: np.ndarray | None = None,
-    sum_nll_top: np.ndarray | None = None,
-    *,
-    names: Sequence[str] = WIDTH_METRICS,
-) -> dict[str, np.ndarray]:
-    """The per-bin metrics of docs/metrics.md from (weighted) per-bin sums, bins on axis 0.
-
-    The numpy twin of the ``*_from_bins`` builders for arrays of many groups at once (the
-    replicates of every cell): a Polars group-by over one row per cell × replicate × bin is
-    ten times slower. A bin with ``n`` = 0 is not a bin of that group (as a bin absent from
-    ``calibration_bins``). The tests hold this to the suite's tables at unit weights and to
-    the suite on explicitly weighted rows.
-
-    Parameters
-    ----------
-    n, sum_confidence, sum_correct, sum_confidence_sq, sum_confidence_correct, sum_nll_top
-        Arrays of the ``calibration_bins`` sums, bins along axis 0 (the last three only for
-        the proper scores).
-    names
-        The metrics to return, from ``WIDTH_METRICS``.
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        Each metric with axis 0 reduced; NaN for a group without rows.
-    """
-    present = n > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total = n.sum(0)
-        correct_total = sum_correct.sum(0)
-        accuracy = correct_total / total
-        mean_confidence = sum_confidence.sum(0) / total
-        error = sum_correct - sum_confidence  # Σz − Σc per bin
-        size = np.where(present, n, 1.0)  # no 0/0 in empty bins; their terms are masked
-        out: dict[str, np.ndarray] = {}
-        for name in names:
-            if name == "accuracy":
-                value = accuracy
-            elif name == "mean_confidence":
-                value = mean_confidence
-            elif name == "gap":
-                value = mean_confidence - accuracy
-            elif name == "abs_gap":
-                value = np.abs(mean_confidence - accuracy)
-            elif name == "ece":
-                value = np.abs(error).sum(0) / total
-            elif name == "mce":
-                value = np.where(present, np.abs(error) / size, -np.inf).max(0)
-            elif name == "rmsce":
-                value = np.sqrt((np.where(present, error * error / size, 0.0)).sum(0) / total)
-            elif name == "ece_debiased":
-                bin_gap, bin_accuracy = error / size, sum_correct / size
-                term = bin_gap * bin_gap - bin_accuracy * (1 - bin_accuracy) / (size - 1)
-                weighted = np.where(present & (n >= 2), n * term, 0.0)
-                value = np.sqrt(np.clip(weighted.sum(0) / total, 0.0, None))
-            elif name == "brier_top":
-                value = (sum_confidence_sq - 2 * sum_confidence_correct + sum_correct).sum(
-                    0
-                ) / total
-            elif name == "brier_reliability":
-                value = np.where(present, error * error / size, 0.0).sum(0) / total
-            elif name == "brier_resolution":
-                spread = sum_correct / size - accuracy
-                value = np.where(present, n * spread * spread, 0.0).sum(0) / total
-            elif name == "brier_uncertainty":
-                value = accuracy * (1 - accuracy)
-            elif name == "brier_within":
-                variance = sum_confidence_sq - sum_confidence * sum_confidence / size
-                covariance = sum_confidence_correct - sum_confidence * sum_correct / size
-                value = np.where(present, variance - 2 * covariance, 0.0).sum(0) / total
-            elif name == "nll_top":
-                value = sum_nll_top.sum(0) / total
-            else:
-                raise ValueError(f"unknown bin metric {name!r}")
-            out[name] = np.where(total > 0, value, np.nan)
-    return out
-
-
-def _moment_metrics(n1, n0, s1, q1, s0, q0) -> dict[str, np.ndarray]:
-    """``cohens_d`` and ``point_biserial`` from weighted counts and sums of the confidence
-    centred on the cell's mean (right rows: n1, s1, q1; wrong: n0, s0, q0), through the
-    suite's formulas."""
-    shape = n1.shape
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean1, mean0 = s1 / n1, s0 / n0
-        var1 = np.where(n1 >= 2, (q1 - s1 * mean1) / (n1 - 1), np.nan)
-        var0 = np.where(n0 >= 2, (q0 - s0 * mean0) / (n0 - 1), np.nan)
-        n = n1 + n0
-        total = s1 + s0
-        var_all = (q1 + q0 - total * total / n) / n
-    frame = pl.DataFrame(
-        {
-            name: _clean_variance(value) if name.startswith("var") else value.ravel()
-            for name, value in (
-                ("mean1", mean1),
-                ("mean0", mean0),
-                ("var1", var1),
-                ("var0", var0),
-                ("var_all", var_all),
-                ("n1", n1),
-                ("n0", n0),
-            )
-        }
-    ).fill_nan(None)
-    col = pl.col
-    result = frame.select(
-        cohens_d=_cohens_d(
-            col("mean1"), col("mean0"), col("var1"), col("var0"), col("n1"), col("n0")
-        ),
-        point_biserial=_point_biserial(
-            col("mean1"), col("mean0"), col("var_all"), col("n1"), col("n0")
-        ),
-    )
-    return {
-        name: result[name].cast(pl.Float64).fill_null(np.nan).to_numpy().reshape(shape)
-        for name in MOMENT_METRICS
-    }
-
-
-def _clean_variance(value: np.ndarray) -> np.ndarray:
-    """Variances from sums, with rounding residue of an all-equal group set to exactly 0
-    (the suite's variance is exactly 0 there)."""
-    flat = value.ravel()
-    return np.where(np.abs(flat) < _TINY_VARIANCE, 0.0, flat)
 
 
 # Rank metrics: counts per confidence level ----------------------------------------------------
@@ -888,127 +722,6 @@ def _level_metrics(
     return out
 
 
-def rank_metrics(
-    right: np.ndarray, wrong: np.ndarray, coverage: float = 0.8, risk: float = 0.05
-) -> dict[str, np.ndarray]:
-    """The rank metrics (docs/metrics.md) from weighted counts per confidence level.
-
-    Parameters
-    ----------
-    right, wrong
-        Arrays of the (weighted) counts of right and wrong rows per level, levels in
-        ascending order of confidence along axis 0, any further axes independent groups
-        (replicates, cells); a level may be empty (both 0). The arithmetic is done in the
-        arrays' floating dtype (the replicates use Float32: exact counts, ratios to ~1e−7).
-    coverage, risk
-        Targets of ``risk_at_coverage`` and ``coverage_at_risk``.
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        ``auroc``, ``aupr_success``, ``aupr_error``, ``fpr_at_95tpr``, ``aurc``,
-        ``aurc_optimal``, ``e_aurc``, ``risk_at_coverage``, ``coverage_at_risk``, with
-        axis 0 reduced, as Float64; NaN where undefined (the suite's nulls). With integer
-        counts in Float64 these are the suite's values: rows with equal confidence enter
-        together, AUROC by mid-ranks, AUPR as average precision, the risk–coverage curve
-        as steps.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from relcol.analysis import rank_metrics
-    >>> out = rank_metrics(np.array([0.0, 1, 1]), np.array([1.0, 1, 0]))  # .3 ✗, .6 ✓✗, .9 ✓
-    >>> float(out["auroc"]), float(out["fpr_at_95tpr"])
-    (0.875, 0.5)
-    """
-    right, wrong = np.asarray(right), np.asarray(wrong)
-    if not np.issubdtype(right.dtype, np.floating):
-        right, wrong = right.astype(np.float64), wrong.astype(np.float64)
-    one = np.ones((), dtype=right.dtype)
-    n1, n0 = right.sum(0), wrong.sum(0)
-    n = n1 + n0
-    # Running sums from the lowest level; every later array reuses one of these buffers.
-    wrong_below = _cumsum(wrong)  # wrong rows with confidence ≤ the level
-    right_below = _cumsum(right)
-    wrong_under = wrong_below - wrong  # … strictly below it
-    right_under = right_below - right
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rank_sum = _dot(right, wrong_under) + 0.5 * _dot(right, wrong)
-        below = np.add(right_below, wrong_below, out=right_below)  # rows ≤ the level
-        # 0/0 only where no row is at or below a level (nor a wrong one): the term is 0
-        error_precision = np.divide(wrong_below, np.maximum(below, one, out=below), out=wrong_below)
-        aupr_error = _dot(wrong, error_precision) / n0
-        accepted = n - right_under - wrong_under  # rows with confidence ≥ the level
-        errors = np.subtract(n0, wrong_under, out=wrong_under)  # wrong rows among them
-        # Right rows strictly below a level rise with the level, so the levels whose
-        # true-positive rate reaches 95 % (20·TP ≥ 19·n₁, TP = n₁ − right below) are a prefix
-        # from the lowest level; the false-positive count is smallest at the prefix's last.
-        # An empty level repeats the next level's counts, so it changes no minimum or maximum.
-        last = np.count_nonzero(20 * right_under <= n1, axis=0) - 1
-        false_positives = np.take_along_axis(errors, np.maximum(last, 0)[None], 0)[0]
-        within = np.max(accepted * (errors <= risk * accepted), axis=0)
-        # accepted falls along the levels, so the levels reaching the coverage are a prefix;
-        # its last is the curve point with the smallest coverage ≥ the target
-        enough = np.count_nonzero(accepted >= coverage * n, axis=0) - 1
-        safe = np.maximum(accepted, one, out=accepted)  # 0 accepted: 0 right, 0 wrong above
-        precision = np.divide(np.subtract(n1, right_under, out=right_under), safe, out=right_under)
-        aupr_success = _dot(right, precision) / n1
-        level_risk = np.divide(errors, safe, out=errors)
-        aurc = (_dot(right, level_risk) + _dot(wrong, level_risk)) / n
-        at_coverage = np.take_along_axis(level_risk, np.maximum(enough, 0)[None], 0)[0]
-        both = (n1 > 0) & (n0 > 0)
-        out = {
-            "auroc": np.where(both, rank_sum / (n1 * n0), np.nan),
-            "aupr_success": np.where(n1 > 0, aupr_success, np.nan),
-            "aupr_error": np.where(n0 > 0, aupr_error, np.nan),
-            "fpr_at_95tpr": np.where(both, false_positives / n0, np.nan),
-            "aurc": np.where(n > 0, aurc, np.nan),
-            "risk_at_coverage": np.where((n > 0) & (enough >= 0), at_coverage, np.nan),
-            "coverage_at_risk": np.where(n > 0, within / n, np.nan),
-        }
-    out = {name: np.asarray(value, dtype=np.float64) for name, value in out.items()}
-    n64, n1_64 = np.asarray(n, dtype=np.float64), np.asarray(n1, dtype=np.float64)
-    out["aurc_optimal"] = _aurc_optimal(n64, n1_64)
-    out["e_aurc"] = out["aurc"] - out["aurc_optimal"]
-    return {name: out[name] for name in RANK_METRICS}
-
-
-def _cumsum(values: np.ndarray) -> np.ndarray:
-    """Running sum along axis 0. For wide arrays (levels × replicates) adding row to row is
-    three times faster than ``np.cumsum(axis=0)``, whose inner loop strides across rows."""
-    if values.ndim < 2 or values[0].size < 64 or len(values) > 4096:
-        return np.cumsum(values, 0)
-    out = values.copy()
-    for level in range(1, len(out)):
-        np.add(out[level], out[level - 1], out=out[level])
-    return out
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Σ over axis 0 of a·b."""
-    return np.einsum("l...,l...->...", a, b)
-
-
-def _aurc_optimal(n: np.ndarray, n1: np.ndarray) -> np.ndarray:
-    """(n₀ − n₁(Hₙ − Hₙ₁))/n, Hₖ as the suite's ``harmonic``."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, ((n - n1) - n1 * (_harmonic(n) - _harmonic(n1))) / n, np.nan)
-
-
-def _harmonic(n: np.ndarray) -> np.ndarray:
-    """The suite's ``harmonic`` (``relcol.metrics.harmonic``) in numpy, step for step:
-    H_{n+10} from ψ's asymptotic series, minus 1/(n+1) … 1/(n+10)."""
-    big = n + _SHIFT
-    inverse_square = 1 / (big * big)
-    tail = np.zeros_like(big)
-    for coefficient in reversed(_ASYMPTOTIC):
-        tail = (tail + coefficient) * inverse_square
-    value = np.log(big) + _EULER_GAMMA + 0.5 / big - tail
-    for i in range(_SHIFT, 0, -1):
-        value = value - 1 / (n + i)
-    return np.where(n == 0, 0.0, value)
-
-
 # Per-seed values ---------------------------------------------------------------------------------
 
 
@@ -1038,7 +751,7 @@ def _seed_values(rows: pl.DataFrame, ctx: _Context) -> pl.DataFrame:
             pl.col("has_proba").sum().alias("n_proba"),
         ]
     cell_seed = rows.group_by("cell", "seed").agg(aggs).sort("cell", "seed")
-    moments = _moment_metrics(
+    moments = moment_metrics(
         *(
             cell_seed[name].to_numpy().astype(np.float64)
             for name in ("n1", "n0", "s1", "q1", "s0", "q0")

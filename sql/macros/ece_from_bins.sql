@@ -6,3 +6,11 @@
 --   simulated). Parameters: none. The Polars twin is relcol.metrics.ece_from_bins.
 CREATE OR REPLACE MACRO ece_from_bins(n, sum_confidence, sum_correct) AS
     sum(abs(sum_correct - sum_confidence)) / sum(n);
+-- ece_over_from_bins, ece_under_from_bins: the two parts of the ECE over the same bins,
+--   Σₘ max(Σc − Σz, 0) / Σₘ nₘ (the bins whose confidence exceeds their accuracy) and
+--   Σₘ max(Σz − Σc, 0) / Σₘ nₘ (the others); their sum is ece_from_bins. The Polars twins are
+--   relcol.metrics.ece_over_from_bins and ece_under_from_bins.
+CREATE OR REPLACE MACRO ece_over_from_bins(n, sum_confidence, sum_correct) AS
+    sum(greatest(sum_confidence - sum_correct, 0.0)) / sum(n);
+CREATE OR REPLACE MACRO ece_under_from_bins(n, sum_confidence, sum_correct) AS
+    sum(greatest(sum_correct - sum_confidence, 0.0)) / sum(n);
