@@ -140,8 +140,11 @@ class Law:
         }
         p, conf, acc = sums["width"]
         present = p > 0
-        error = np.abs(acc - conf)[present]
+        signed = (conf - acc)[present]  # > 0: an overconfident bin
+        error = np.abs(signed)
         out["ece"] = error.sum()
+        out["ece_over"] = np.maximum(signed, 0.0).sum()
+        out["ece_under"] = np.maximum(-signed, 0.0).sum()
         out["mce"] = (error / p[present]).max()
         reliability = (error**2 / p[present]).sum()
         out["rmsce"] = out["ece_debiased"] = np.sqrt(reliability)

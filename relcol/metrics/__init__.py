@@ -110,8 +110,10 @@ from relcol.metrics._registry import (
     bin_metrics,
     labels,
     replicated,
+    view_metrics,
     width_metrics,
 )
+from relcol.metrics._scores import EPS as CLIP_EPS
 from relcol.metrics._scores import _nll_top_terms as nll_top_terms
 from relcol.metrics._scores import (
     brier_reliability,
@@ -146,6 +148,7 @@ from relcol.metrics._tables import calibration, metric_tables
 __all__ = [
     "CALIBRATION_COLUMNS",
     "CHUNK_ROWS",
+    "CLIP_EPS",
     "EULER_GAMMA",
     "HARMONIC_ASYMPTOTIC",
     "HARMONIC_SHIFT",
@@ -272,5 +275,6 @@ __all__ = [
     "selective_curve",
     "stream_key",
     "uniform",
+    "view_metrics",
     "width_metrics",
 ]

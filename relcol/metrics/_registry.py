@@ -123,7 +123,8 @@ class Metric:
     view
         SQL view (``sql/views/<view>.sql``) with one row per cell holding the metric.
     label
-        The metric's heading in the report's tables, the terminal and LaTeX (``"ECE"``).
+        The metric's heading in the report's tables, the terminal and LaTeX (``"ECE"``); a
+        metric with a target names it as a format field (``{coverage:.0%}``, see ``labels``).
     column
         The column of ``view`` and of ``table``'s output (default: ``name``).
     params
@@ -343,7 +344,7 @@ REGISTRY: MappingProxyType[str, Metric] = MappingProxyType(
                 ece_over,
                 ece_over_from_bins,
                 k.ece_over_kernel,
-                "ECE over",
+                "ECE (over)",
                 "the overconfident part of the binned ECE: each bin's noise adds to it or to "
                 "ece_under, never cancels, so it has the ECE's floor above the population value",
                 BINS,
@@ -354,7 +355,7 @@ REGISTRY: MappingProxyType[str, Metric] = MappingProxyType(
                 ece_under,
                 ece_under_from_bins,
                 k.ece_under_kernel,
-                "ECE under",
+                "ECE (under)",
                 "the underconfident part of the binned ECE: " + _FLOOR,
                 BINS,
             ),
@@ -522,7 +523,7 @@ REGISTRY: MappingProxyType[str, Metric] = MappingProxyType(
                 "risk_at_coverage",
                 "selective",
                 risk_at_coverage,
-                "risk @ coverage",
+                "risk @ {coverage:.0%} cov.",
                 params=("coverage",),
                 interval="",
             ),
@@ -530,7 +531,7 @@ REGISTRY: MappingProxyType[str, Metric] = MappingProxyType(
                 "coverage_at_risk",
                 "selective",
                 coverage_at_risk,
-                "coverage @ risk",
+                "coverage @ {risk:.0%} risk",
                 params=("risk",),
                 interval="the largest coverage whose observed risk meets the target is a "
                 "maximum over the noisy risk–coverage curve: biased upwards, and positive where "
@@ -548,14 +549,24 @@ def replicated(needs: str) -> tuple[str, ...]:
     return tuple(m.name for m in REGISTRY.values() if m.kernel is not None and m.needs == needs)
 
 
-def labels(names: Iterable[str] | None = None) -> dict[str, str]:
-    """Column → heading for the metrics of ``names`` that the registry has (default: all)."""
+def labels(names: Iterable[str] | None = None, **targets: float) -> dict[str, str]:
+    """Column → heading for the metrics of ``names`` that the registry has (default: all).
+
+    A label naming its target (``"risk @ {coverage:.0%} cov."``) is filled in from
+    ``targets``: ``coverage`` and ``risk``, by default the tables' 0.8 and 0.05.
+    """
     wanted = REGISTRY if names is None else [name for name in names if name in REGISTRY]
-    return {name: REGISTRY[name].label for name in wanted}
+    values = {"coverage": 0.8, "risk": 0.05} | targets
+    return {name: REGISTRY[name].label.format(**values) for name in wanted}
+
+
+def view_metrics(view: str) -> tuple[str, ...]:
+    """The metrics of the SQL view (and Polars table) ``view``, in registry order."""
+    return tuple(m.name for m in REGISTRY.values() if m.view == view)
 
 
 #: Columns of ``calibration`` (and of the SQL view) after the group keys, in order.
-CALIBRATION_COLUMNS = tuple(m.name for m in REGISTRY.values() if m.view == "calibration")
+CALIBRATION_COLUMNS = view_metrics("calibration")
 #: Metrics of ``calibration`` that need the probability vector (null without one).
 NEED_PROBA = tuple(m for m in CALIBRATION_COLUMNS if REGISTRY[m].needs_proba)
 #: Metrics of ``calibration`` that come from the equal-width per-bin sums alone, in order.

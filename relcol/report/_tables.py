@@ -16,38 +16,13 @@ import polars.selectors as cs
 from great_tables import GT, html
 
 from relcol.analysis import sort_by_appearance
+from relcol.metrics import CALIBRATION_COLUMNS, labels
 from relcol.report._exports import register, register_data
 from relcol.report._layout import details
 
-# Columns the table knows how to label; any other column is shown under its own
-# name (so metrics added later appear without a change here).
-_LABELS = {
-    "severity": "d",
-    "label": "label",
-    "n": "n",
-    "accuracy": "accuracy",
-    "mean_confidence": "mean conf.",
-    "gap": "gap Δ",
-    "abs_gap": "|Δ|",
-    "ece": "ECE",
-    "mce": "MCE",
-    "mce_n": "MCE bin n",
-    "ace": "ACE",
-    "rmsce": "RMSCE",
-    "classwise_ece": "classwise ECE",
-    "ece_null": "ECE₀",
-    "ece_excess": "ECE − ECE₀",
-    "ece_pvalue": "p",
-    "ece_debiased": "debiased CE",
-    "brier": "Brier",
-    "brier_top": "Brier (top)",
-    "brier_reliability": "reliability",
-    "brier_resolution": "resolution",
-    "brier_uncertainty": "uncertainty",
-    "brier_within": "within-bin",
-    "nll": "NLL",
-    "nll_top": "NLL (top)",
-}
+# Columns the table knows how to label (every metric by its registry label); any other
+# column is shown under its own name.
+_LABELS = {"severity": "d", "label": "label", **labels(CALIBRATION_COLUMNS)}
 # Column groups shown under a spanner when the table has them (docs/metrics.md).
 _SPANNERS = {
     "ECE floor (a calibrated model)": ("ece_null", "ece_excess", "ece_pvalue"),

@@ -29,7 +29,7 @@
 --   The draws do not depend on the cell, as in Polars, so both engines give the same numbers.
 -- Inputs: source, the name of a table or view with the long table's columns
 --   (default 'predictions'); macros bin_statistics, cell_rows, cell_ids, bin_index,
---   ece_from_bins, ece_over_from_bins, ece_under_from_bins, uniform. Every step works on cell ids; the keys are joined on at the end.
+--   ece_from_bins, ece_over_from_bins, ece_under_from_bins, mce_from_bins, uniform. Every step works on cell ids; the keys are joined on at the end.
 -- Parameters: bins (M, an integer >= 1, default 15), draws (R, default 100), named:
 --   calibration(bins := 10, draws := 1000).
 -- The Polars twin is relcol.metrics.calibration (the *_from_bins builders, formula for formula);
@@ -53,7 +53,7 @@ observed AS (
         ece_from_bins(n, sum_confidence, sum_correct) AS ece,
         ece_over_from_bins(n, sum_confidence, sum_correct) AS ece_over,
         ece_under_from_bins(n, sum_confidence, sum_correct) AS ece_under,
-        max(bin_gap) AS mce,
+        mce_from_bins(n, sum_confidence, sum_correct) AS mce,
         max(n) FILTER (WHERE bin_gap >= cell_mce - 1e-12) AS mce_n,
         sum((sum_correct - sum_confidence) * (sum_correct - sum_confidence) / n) / sum(n)
             AS brier_reliability,
