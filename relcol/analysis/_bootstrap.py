@@ -68,6 +68,7 @@ from scipy import stats
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.checks import check_int, check_interval, check_seed
 from relcol.metrics import (
+    BINNINGS,
     CHUNK_ROWS,
     REGISTRY,
     TWO_32,
@@ -142,8 +143,6 @@ MIN_BIN_SAMPLES = 5
 #: Metrics with per-seed values (ACE and the ECE₀ family need a pooled cell).
 SEED_METRICS = tuple(name for name in REPLICATED if REGISTRY[name].needs != "mass")
 
-#: The binnings of ``calibration_bins`` (docs/metrics.md).
-BINNINGS = ("width", "mass")
 #: Entries of one dense D (samples × statistics) or rank-count array processed at once.
 BATCH_ENTRIES = 10_000_000
 

@@ -32,14 +32,13 @@ from relcol.analysis._thresholds import (
 from relcol.analysis._training import SCOPES, with_training_variation
 from relcol.analysis._trends import TREND_METRICS, trends
 from relcol.errors import ParameterError
+from relcol.metrics import REGISTRY
 from relcol.store import CELL
 
 #: Metrics whose per-seed spread (``_sd``, ``_min``, ``_max``) sits beside them in the
-#: report's tables; every metric's per-seed values are in the ``seeds`` table.
+#: report's tables (``Metric.spread``); every metric's per-seed values are in ``seeds``.
 SPREAD = {
-    "calibration": ("accuracy", "mean_confidence", "gap", "ece"),
-    "discrimination": ("auroc",),
-    "selective": (),
+    view: tuple(name for name in names if REGISTRY[name].spread) for view, names in TABLES.items()
 }
 
 

@@ -142,10 +142,11 @@ from relcol.metrics._selective import (
     selective,
     selective_curve,
 )
-from relcol.metrics._statistics import bin_sums, bin_terms, calibration_bins
+from relcol.metrics._statistics import BINNINGS, bin_sums, bin_terms, calibration_bins
 from relcol.metrics._tables import calibration, metric_tables
 
 __all__ = [
+    "BINNINGS",
     "CALIBRATION_COLUMNS",
     "CHUNK_ROWS",
     "CLIP_EPS",

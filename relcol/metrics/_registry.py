@@ -2,26 +2,34 @@
 kernel that computes its bootstrap replicates.
 
 Tests iterate over ``REGISTRY`` to hold each metric to its reference implementation, the
-engines to each other and the report's labels to the registry's; the report, the bootstrap
-and the terminal iterate over it to know what to compute, where and under which heading.
-Every list of metrics elsewhere (``WIDTH_METRICS``, ``CALIBRATION_COLUMNS``,
-``NEED_PROBA``, the bootstrap's ``REPLICATED``, ``TABLES``, ``INTERVAL_METRICS``,
-``NO_INTERVAL`` …) is derived from it.
+engines to each other and the report's labels to the registry's; the report and the bootstrap
+iterate over it to know what to compute, where and under which heading. Every list of
+metrics elsewhere (``WIDTH_METRICS``, ``CALIBRATION_COLUMNS``, ``NEED_PROBA``, the
+bootstrap's ``REPLICATED``, ``TABLES``, ``INTERVAL_METRICS``, ``NO_INTERVAL``, the
+statistical layer's ``SPREAD``, the report's headings) is derived from it.
 
 **Adding a metric** to the calibration table is one entry in ``REGISTRY`` below plus its
-builders:
+builders (``ece_over`` was added so):
 
-1. the row-level Polars builder (``ece()`` in ``_calibration.py``) and, for a metric of the
-   equal-width bins, its ``*_from_bins`` builder (the fast path computes the table from it);
-2. its column in the SQL macro of its view (``sql/macros/calibration.sql``, a shared macro
-   such as ``ece_from_bins`` where one fits) and in the view's column list;
+1. the row-level Polars builder (``ece_over()`` in ``_calibration.py``) and, for a metric of
+   the equal-width bins, its ``*_from_bins`` builder (the fast path computes the table from
+   it, and the per-seed values and ``relcol.analysis.binary_scores`` from the same builders);
+2. its column in the SQL macro of its view (``sql/macros/calibration.sql``, through a shared
+   macro such as ``ece_from_bins`` where one fits) and in the view's column list
+   (``sql/views/calibration.sql``);
 3. its numpy kernel in ``_kernels.py`` (a function of ``BinSums`` for a binned metric), so
-   the bootstrap gives it replicates, or None for a metric without;
-4. the entry: name, family, builders, kernel, label and, when it has replicates, whether its
-   interval is printed (``interval=""``) or why not (the reason).
+   the bootstrap gives it replicates; or none, and it has no interval;
+4. the entry: name, family, builders, kernel, label and, when it has replicates, either
+   ``interval=""`` (its interval is printed: first verify its coverage with
+   ``relcol.analysis.coverage_study``) or the reason it is not;
+5. when it has replicates, its population value in ``Law.truth``
+   (``relcol/analysis/_coverage.py``), which the coverage study measures intervals against;
+6. a test against an independent numpy reference (``tests/reference.py``) and its
+   definition in ``docs/metrics.md`` and columns in ``docs/warehouse.md``.
 
-Its place in the entry order is its column's place in the table. Document it in
-``docs/statistics.md`` and ``docs/warehouse.md``.
+Its place in the entry order is its column's place in the table and the report's.
+``tests/test_registry_contract.py`` then checks the rest: the column in the view and the
+table, the report's heading, the kernel against the table.
 """
 
 from __future__ import annotations
@@ -146,6 +154,9 @@ class Metric:
         None: the metric has no bootstrap interval; ``""``: its percentile interval is
         printed (its coverage verified by ``relcol.analysis.coverage_study``); any other
         text: it has replicates, but its interval is not printed, and this says why.
+    spread
+        Whether the report's table shows the metric's per-seed spread (``_sd``, ``_min``,
+        ``_max``) beside it (every replicated metric's per-seed values are in ``seeds``).
     grain
         What one row of ``table`` and ``view`` is: ``"cell"``, or ``"cell × axis"`` for the
         consistency metrics (docs/consistency.md), whose tables add the ``keys`` columns to ``by``.
@@ -166,6 +177,7 @@ class Metric:
     needs: str = ""
     kernel: Callable | None = None
     interval: str | None = None
+    spread: bool = False
     grain: str = "cell"
     keys: tuple[str, ...] = ()
 
@@ -207,6 +219,8 @@ def _binned(
     label: str,
     interval: str = "",
     params: tuple[str, ...] = (),
+    *,
+    spread: bool = False,
 ) -> Metric:
     """A metric of the ``calibration`` table computed from the equal-width per-bin sums, with
     replicates from its bin kernel."""
@@ -220,6 +234,7 @@ def _binned(
         kernel=kernel,
         interval=interval,
         params=params,
+        spread=spread,
     )
 
 
@@ -315,7 +330,13 @@ REGISTRY: MappingProxyType[str, Metric] = MappingProxyType(
         for metric in (
             _in_calibration("n", "basics", count, label="n", from_bins=count_from_bins),
             _binned(
-                "accuracy", "basics", accuracy, accuracy_from_bins, k.accuracy_kernel, "accuracy"
+                "accuracy",
+                "basics",
+                accuracy,
+                accuracy_from_bins,
+                k.accuracy_kernel,
+                "accuracy",
+                spread=True,
             ),
             _binned(
                 "mean_confidence",
@@ -324,8 +345,9 @@ REGISTRY: MappingProxyType[str, Metric] = MappingProxyType(
                 mean_confidence_from_bins,
                 k.mean_confidence_kernel,
                 "mean conf.",
+                spread=True,
             ),
-            _binned("gap", "basics", gap, gap_from_bins, k.gap_kernel, "gap Δ"),
+            _binned("gap", "basics", gap, gap_from_bins, k.gap_kernel, "gap Δ", spread=True),
             _binned("abs_gap", "basics", abs_gap, abs_gap_from_bins, k.abs_gap_kernel, "|Δ|"),
             _binned(
                 "ece",
@@ -337,6 +359,7 @@ REGISTRY: MappingProxyType[str, Metric] = MappingProxyType(
                 "binned ECE sums |accₘ − confₘ|, whose noise is positive in every bin: a floor "
                 "of order √(M/n) above the population value that the resample adds again",
                 BINS,
+                spread=True,
             ),
             _binned(
                 "ece_over",
@@ -481,7 +504,7 @@ REGISTRY: MappingProxyType[str, Metric] = MappingProxyType(
             ),
             _vector_mean("nll", nll, "NLL"),
             _binned("nll_top", SCORES, nll_top, nll_top_from_bins, k.nll_top_kernel, "NLL (top)"),
-            _ranked("auroc", "discrimination", auroc, "AUROC", interval=""),
+            _ranked("auroc", "discrimination", auroc, "AUROC", interval="", spread=True),
             _ranked(
                 "aupr_success",
                 "discrimination",

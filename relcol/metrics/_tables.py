@@ -104,14 +104,8 @@ def calibration(
     [-0.1, 0.1, 0.1, 0.116666666667]
     """
     bins, draws = check_bins(bins), check_draws(draws)
-    keys = check_keys(by)
-    lazy = frame.lazy()
-    extra = (proba, y_true) if proba is not None else ()
-    check_columns("calibration", lazy, [*keys, confidence, correct, *order, *events, *extra])
-    columns = outcome_columns(confidence, correct) | order_columns(order) | event_columns(events)
-    if proba is not None:
-        columns |= proba_columns(proba, y_true)
-    cells, rows = cell_rows(lazy, keys, columns)
+    columns = (confidence, correct, proba, y_true, order, events)
+    keys, cells, rows = _prediction_rows("calibration", frame, by, *columns)
     width = width_statistics(rows, bins)
     mass = mass_statistics(sorted_rows(rows, len(order)), bins)
     event = event_statistics(rows, bins, len(events))
@@ -204,14 +198,8 @@ def metric_tables(
     score = check_choice("score", score, SCORES)
     if score != "confidence" and proba is None:
         raise ParameterError(f"score {score!r} needs the probability vector. Got proba=None.")
-    keys = check_keys(by)
-    lazy = frame.lazy()
-    extra = (proba, y_true) if proba is not None else ()
-    check_columns("metric_tables", lazy, [*keys, confidence, correct, *order, *events, *extra])
-    columns = outcome_columns(confidence, correct) | order_columns(order) | event_columns(events)
-    if proba is not None:
-        columns |= proba_columns(proba, y_true)
-    cells, rows = cell_rows(lazy, keys, columns)
+    columns = (confidence, correct, proba, y_true, order, events)
+    keys, cells, rows = _prediction_rows("metric_tables", frame, by, *columns)
     width = width_statistics(rows, bins)
     ordered = sorted_rows(rows, len(order))
     mass = mass_statistics(ordered, bins).cache()
@@ -234,3 +222,28 @@ def metric_tables(
         ),
         "selective": with_keys(selective_cells(scored, level, score, coverage, risk), cells, keys),
     }
+
+
+def _prediction_rows(
+    function: str,
+    frame: pl.DataFrame | pl.LazyFrame,
+    by: str | Iterable[str],
+    confidence: str,
+    correct: str,
+    proba: str | None,
+    y_true: str,
+    order: Sequence[str],
+    events: Sequence[str],
+) -> tuple[list[str], pl.LazyFrame, pl.LazyFrame]:
+    """The grouping keys, the cells and the rows with the columns every calibration statistic
+    reads (outcome, tie-break order, prediction events, the vector's scores when ``proba``),
+    after checking that ``frame`` has them (``function`` names the caller in the error)."""
+    keys = check_keys(by)
+    lazy = frame.lazy()
+    extra = (proba, y_true) if proba is not None else ()
+    check_columns(function, lazy, [*keys, confidence, correct, *order, *events, *extra])
+    columns = outcome_columns(confidence, correct) | order_columns(order) | event_columns(events)
+    if proba is not None:
+        columns |= proba_columns(proba, y_true)
+    cells, rows = cell_rows(lazy, keys, columns)
+    return keys, cells, rows

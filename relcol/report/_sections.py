@@ -20,6 +20,7 @@ from relcol.analysis import (
     realised_rates,
     realised_trends,
 )
+from relcol.metrics import labels
 from relcol.report._figures import (
     PANELS,
     Styles,
@@ -40,11 +41,8 @@ from relcol.report._tables import (
     trend_table,
 )
 
-_SHORT = {
-    "accuracy": "accuracy",
-    "mean_confidence": "mean confidence",
-    "ece": "ECE",
-    "gap": "gap Δ",
+_SHORT = labels(("accuracy", "mean_confidence", "ece", "gap")) | {
+    "mean_confidence": "mean confidence"
 }
 
 
