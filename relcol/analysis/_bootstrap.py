@@ -59,14 +59,17 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import polars as pl
 import scipy.sparse as sparse
+import scipy.sparse.csgraph as csgraph
 from scipy import stats
 
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.checks import check_int, check_interval, check_seed
+from relcol.errors import ParameterError
 from relcol.metrics import (
     CHUNK_ROWS,
     TWO_32,
@@ -226,10 +229,11 @@ def poisson_weights(
     >>> poisson_weights("default", [0, 1, 2], 2).tolist()
     [[2, 4, 1], [2, 1, 4]]
     """
-    h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids)).astype(np.uint32)
+    h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids))
     weights = np.zeros(h.shape, dtype=np.uint8)
+    reached = np.empty(h.shape, dtype=bool)
     for threshold in _THRESHOLDS:
-        weights += h >= threshold
+        weights += np.greater_equal(h, threshold, out=reached)
     return weights
 
 
@@ -241,17 +245,30 @@ _THRESHOLDS = tuple(
 
 
 def _hashes(stream: int, seed: int, replicates: int, sample_ids: np.ndarray) -> np.ndarray:
-    """hash32(stream, seed, b, s) for b < ``replicates`` × s in ``sample_ids`` (numpy)."""
+    """hash32(stream, seed, b, s) for b < ``replicates`` × s in ``sample_ids``: (B × n) uint32.
+
+    Every step of the hash is a XOR, a shift or a product masked to 32 bits, so the (B × n)
+    part runs in place on 32-bit words, whose products wrap modulo 2³² exactly as the mask
+    does: an eighth of the memory traffic of 64-bit words with fresh temporaries."""
     h = SEED
     for key in (stream, seed):
         h = _absorb_int(_absorb_int(h, key & MASK), (key >> 32) & MASK)
     b = np.arange(replicates, dtype=np.uint64)
     hb = _absorb(_absorb(np.uint64(h), b), np.uint64(0))  # b < 2^32: its high word is 0
     ids = sample_ids.astype(np.int64)
-    low = (ids & MASK).astype(np.uint64)
-    high = ((ids >> 32) & MASK).astype(np.uint64)
-    h = _absorb(hb[:, None], low[None, :])
-    return _mix(_absorb(h, high[None, :]))
+    low = (ids & MASK).astype(np.uint32)
+    high = ((ids >> 32) & MASK).astype(np.uint32)
+    absorb, mix = np.uint32(ABSORB), np.uint32(MIX)
+    x = np.bitwise_xor(hb.astype(np.uint32)[:, None], low[None, :])
+    x *= absorb
+    x ^= high[None, :]
+    x *= absorb
+    shifted = np.empty_like(x)
+    for _ in range(2):
+        x ^= np.right_shift(x, 16, out=shifted)
+        x *= mix
+    x ^= np.right_shift(x, 16, out=shifted)
+    return x
 
 
 def _absorb_int(h: int, word: int) -> int:
@@ -260,12 +277,6 @@ def _absorb_int(h: int, word: int) -> int:
 
 def _absorb(h: np.ndarray, word: np.ndarray) -> np.ndarray:
     return ((h ^ word) * np.uint64(ABSORB)) & np.uint64(MASK)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    x = ((x >> np.uint64(16)) ^ x) * np.uint64(MIX) & np.uint64(MASK)
-    x = ((x >> np.uint64(16)) ^ x) * np.uint64(MIX) & np.uint64(MASK)
-    return (x >> np.uint64(16)) ^ x
 
 
 # The result ---------------------------------------------------------------------------------
@@ -538,9 +549,153 @@ def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFram
 
 
 def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context) -> dict:
-    """Replicates of the cells of one (study, dataset) block: one sample set, one W."""
+    """Replicates of the cells of one (study, dataset) block.
+
+    Cells that share their test samples (the cells of one model, of models on one test set)
+    form a group with one W (replicates × the group's samples); cells on disjoint or mostly
+    different samples go to different groups, so the work is linear in the rows whatever
+    the structure. A block that is one group (every dense study) is one product, as ever."""
     samples, sid = np.unique(block["sample_id"], return_inverse=True)
-    wt, wt32 = _weight_columns(study, samples, ctx)
+    groups = sample_groups(block["cell"], sid, n_cells, len(samples))
+    if len(groups) == 1:
+        wt, wt32 = _weight_columns(study, samples, ctx)
+        return _product(block, n_cells, sid, len(samples), wt, wt32, ctx)
+    threads = _threads()
+
+    def draw(group: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        return poisson_weights(study, samples[group[1]], ctx.replicates, seed=ctx.seed)
+
+    with ThreadPoolExecutor(threads) as pool:
+        weights = list(pool.map(draw, groups))
+        # the grid of the exact product is sized for the block's largest weight, so each
+        # group's sums have the bits of the one product over the whole block
+        w_max = max(1.0, *(float(w.max(initial=0)) for w in weights))
+        bounds = np.searchsorted(block["cell"], np.arange(n_cells + 1))
+
+        def run(i: int) -> dict:
+            cells, members = groups[i]
+            take = np.concatenate([np.arange(bounds[c], bounds[c + 1]) for c in cells])
+            rows = {name: array[take] for name, array in block.items()}
+            rows["cell"] = np.searchsorted(cells, rows["cell"])
+            local = np.searchsorted(members, sid[take])
+            wt = np.empty((len(members), ctx.replicates + 1))
+            wt[:, 0] = 1.0
+            wt[:, 1:] = weights[i].T
+            weights[i] = None  # each group's weights are dropped once used
+            wt32 = wt.astype(np.float32)
+            return _product(rows, len(cells), local, len(members), wt, wt32, ctx, w_max, False)
+
+        done = list(pool.map(run, range(len(groups)), chunksize=1))
+    out = {}
+    for (cells, _), part in zip(groups, done, strict=True):
+        for name, array in part.items():
+            if name not in out:
+                out[name] = np.empty((n_cells, *array.shape[1:]), dtype=array.dtype)
+            out[name][cells] = array
+    return out
+
+
+#: A set of cells linked by shared samples is one group (one dense product over the union
+#: of their samples) when that product is at most this many times the cells' own entries.
+DENSE_SLACK = 1.25
+
+
+def sample_groups(
+    cell: np.ndarray, sid: np.ndarray, n_cells: int, n_samples: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The groups of cells whose replicates are one product: (cells, samples) per group, both
+    sorted index arrays (cell numbers; positions among the block's ``n_samples`` samples).
+
+    Cells linked through shared samples (the connected parts of the cell–sample graph) are
+    one group when dense enough (``DENSE_SLACK``): the cells of a model and of models on one
+    test set. A sparse part is split into the cells with identical sample sets. Every row of
+    a block with all its cells on all its samples gives one group of everything.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relcol.analysis._bootstrap import sample_groups
+    >>> groups = sample_groups(np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 2, 3]), 3, 4)
+    >>> [(c.tolist(), s.tolist()) for c, s in groups]
+    [([0, 1], [0, 1]), ([2], [2, 3])]
+    """
+    cell = cell.astype(np.int64)
+    key = cell * n_samples + sid
+    if n_cells * n_samples <= 4 * len(key) + 1024:
+        seen = np.zeros(n_cells * n_samples, dtype=bool)
+        seen[key] = True
+        counts = np.count_nonzero(seen.reshape(n_cells, n_samples), axis=1)
+        if (counts == n_samples).all():
+            return [(np.arange(n_cells), np.arange(n_samples))]
+        key = np.flatnonzero(seen)
+    else:
+        key = np.unique(key)
+    pair_cell, pair_sid = key // n_samples, key % n_samples
+    counts = np.bincount(pair_cell, minlength=n_cells)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    graph = sparse.coo_matrix(
+        (np.ones(len(key), dtype=np.int8), (pair_cell, pair_sid + n_cells)),
+        shape=(n_cells + n_samples, n_cells + n_samples),
+    )
+    _, label = csgraph.connected_components(graph, directed=False)
+    label = label[:n_cells]
+    order = np.argsort(label, kind="stable")
+    split = np.flatnonzero(np.diff(label[order])) + 1
+    groups = []
+    for cells in np.split(order, split):
+        members = np.unique(np.concatenate([pair_sid[starts[c] : starts[c + 1]] for c in cells]))
+        if len(members) * len(cells) <= DENSE_SLACK * counts[cells].sum():
+            groups.append((cells, members))
+            continue
+        groups += _merge_sets(cells, pair_sid, starts, n_samples)
+    groups.sort(key=lambda group: int(group[0][0]))
+    return groups
+
+
+def _merge_sets(
+    cells: np.ndarray, pair_sid: np.ndarray, starts: np.ndarray, n_samples: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The cells of a sparse part grouped: cells with identical sample sets together, then
+    each such set, largest first, joined to a group it shares samples with while the
+    group's product stays within ``DENSE_SLACK`` of its cells' entries."""
+    same: dict[bytes, list[int]] = {}
+    for c in cells:
+        same.setdefault(pair_sid[starts[c] : starts[c + 1]].tobytes(), []).append(int(c))
+    sets = sorted(
+        ((pair_sid[starts[m[0]] : starts[m[0] + 1]], m) for m in same.values()),
+        key=lambda item: (-len(item[0]), item[1][0]),
+    )
+    owner = np.full(n_samples, -1)
+    merged: list[list] = []  # [cells, samples, entries]
+    for members, group_cells in sets:
+        entries = len(members) * len(group_cells)
+        for g in np.unique(owner[members]):
+            if g < 0:
+                continue
+            union = np.union1d(merged[g][1], members)
+            size = len(merged[g][0]) + len(group_cells)
+            if len(union) * size <= DENSE_SLACK * (merged[g][2] + entries):
+                merged[g] = [merged[g][0] + group_cells, union, merged[g][2] + entries]
+                owner[members] = g
+                break
+        else:
+            owner[members] = len(merged)
+            merged.append([group_cells, members, entries])
+    return [(np.array(sorted(c)), members) for c, members, _ in merged]
+
+
+def _product(
+    block: dict[str, np.ndarray],
+    n_cells: int,
+    sid: np.ndarray,
+    n_samples: int,
+    wt: np.ndarray,
+    wt32: np.ndarray,
+    ctx: _Context,
+    w_max: float | None = None,
+    parallel: bool = True,
+) -> dict:
+    """Replicates of cells on one set of samples (``sid``: each row's position in it)."""
     cell = block["cell"]
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
 
@@ -551,7 +706,7 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
         return rows
 
     # batches of cells whose dense D (samples × statistics) and level counts stay small
-    per_cell = len(samples) * (6 * ctx.bins + 3 * ctx.bins + 9)
+    per_cell = n_samples * (6 * ctx.bins + 3 * ctx.bins + 9)
     step = max(1, BATCH_ENTRIES // max(per_cell, 1))
     linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
     grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * wt.shape[1]
@@ -563,14 +718,15 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
             c1 += 1
         rank_batches.append((c0, c1))
         c0 = c1
-    jobs = [(_linear, c0, c1, wt) for c0, c1 in linear_batches]
+    linear_sums = partial(_linear, w_max=w_max)
+    jobs = [(linear_sums, c0, c1, wt) for c0, c1 in linear_batches]
     jobs += [(_rank_replicates, c0, c1, wt32) for c0, c1 in rank_batches]
 
     def run(job):
         function, c0, c1, weights = job
-        return function(part(c0, c1), c1 - c0, len(samples), weights, ctx)
+        return function(part(c0, c1), c1 - c0, n_samples, weights, ctx)
 
-    if len(jobs) > 2 and _threads() > 1:
+    if parallel and len(jobs) > 2 and _threads() > 1:
         # numpy, BLAS and scipy release the GIL: batches run side by side on the cores
         with ThreadPoolExecutor(_threads()) as pool:
             done = list(pool.map(run, jobs))
@@ -618,8 +774,16 @@ def _dense(sid: np.ndarray, column: np.ndarray, value: np.ndarray, shape: tuple[
     return flat.reshape(shape)
 
 
-def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Context) -> dict:
-    """Per cell × (1 + B): every metric derived from sums linear in the weights."""
+def _linear(
+    part: dict,
+    n_cells: int,
+    n_samples: int,
+    wt: np.ndarray,
+    ctx: _Context,
+    w_max: float | None = None,
+) -> dict:
+    """Per cell × (1 + B): every metric derived from sums linear in the weights (the exact
+    product's grid sized for ``w_max``, default the largest of ``wt``)."""
     cell, sid = part["cell"], part["sid"]
     c, z = part["c"], part["z"]
     m = ctx.bins
@@ -650,7 +814,7 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
     blocks += [_dense(sid, cell, value, (n_samples, n_cells)) for value in cell_values]
     # (statistics × (1 + B)): the one matrix product, exact in every addition so that any
     # BLAS kernel or thread count gives the same bits
-    sums = exact_product(np.hstack(blocks).T, wt)
+    sums = exact_product(np.hstack(blocks).T, wt, w_max)
     columns = np.cumsum([0] + [b.shape[1] for b in blocks])
     stat = [sums[columns[i] : columns[i + 1]] for i in range(len(blocks))]
     width = [_per_bin(pairs, array, n_cells, m) for array in stat[:6]]
@@ -1319,6 +1483,7 @@ DIFFERENCE_COLUMNS = (
     "contrast",
     "reference_model",
     "reference_severity",
+    "reference_rule",
     "metric",
     "value",
     "reference_value",
@@ -1328,6 +1493,58 @@ DIFFERENCE_COLUMNS = (
     "p_value",
     "q_value",
 )
+#: The ``reference_rule`` of each way a reference is chosen.
+REFERENCE_RULES = {
+    "clean": "severity 0",
+    "baseline": "baseline",
+    "first": "first model",
+    "chosen": "compare",
+    "all": "all pairs",
+}
+
+
+def model_references(
+    models: Iterable[str], compare: str | Sequence[str] | None = None, baseline: str | None = None
+) -> tuple[tuple[str, ...] | None, str]:
+    """The reference models of the model contrast and its ``reference_rule``.
+
+    ``compare`` None: the study's ``baseline`` (the model its spec names or lists first), or
+    without one the first of ``models``; ``"all"``: every model (returned as None: all
+    ordered pairs); else the models named, as a comma-separated string or a sequence.
+
+    Examples
+    --------
+    >>> model_references(["b", "a"])
+    (('b',), 'first model')
+    >>> model_references(["a", "b", "c"], "c,a")
+    (('c', 'a'), 'compare')
+    """
+    models = list(dict.fromkeys(models))
+    if compare is None:
+        if baseline is not None:
+            _check_models("the study's baseline", [baseline], models)
+            return (baseline,), REFERENCE_RULES["baseline"]
+        return tuple(models[:1]), REFERENCE_RULES["first"]
+    if isinstance(compare, str):
+        if compare.strip() == "all":
+            return None, REFERENCE_RULES["all"]
+        compare = [name.strip() for name in compare.split(",")]
+    chosen = tuple(dict.fromkeys(compare))
+    if not chosen or any(not name for name in chosen):
+        raise ParameterError(
+            f"compare must be 'all' or model names separated by commas. Got {compare!r}."
+        )
+    _check_models("compare", chosen, models)
+    return chosen, REFERENCE_RULES["chosen"]
+
+
+def _check_models(what: str, names: Iterable[str], models: Sequence[str]) -> None:
+    unknown = [name for name in names if name not in models]
+    if unknown:
+        raise ParameterError(
+            f"{what} names {unknown[0]!r}, which is not a model of the study; its models: "
+            f"{', '.join(models)}."
+        )
 
 
 def paired_differences(
@@ -1335,6 +1552,9 @@ def paired_differences(
     points: pl.DataFrame,
     alpha: float = ALPHA,
     metrics: Iterable[str] | None = None,
+    *,
+    compare: str | Sequence[str] | None = None,
+    baseline: str | None = None,
 ) -> pl.DataFrame:
     """Paired bootstrap intervals of differences between cells on the same samples.
 
@@ -1342,9 +1562,13 @@ def paired_differences(
 
     - ``"clean"``: the cell minus the same (study, dataset, model, corruption, label) at
       severity 0 (cells at severity 0 are left out);
-    - ``"model"``: the cell minus every other model's cell at the same (study, dataset,
-      corruption, severity, label): all ordered pairs, so each pair appears both ways (the
-      interval of B − A is that of A − B negated, up to rounding).
+    - ``"model"``: the cell minus a reference model's cell at the same (study, dataset,
+      corruption, severity, label). The references (``model_references``): by default
+      ``baseline`` (``relcol report`` passes the study's: the model its spec names, else the
+      first it lists), else the first model in alphabetical order, so the table grows
+      linearly with the models; ``compare`` names others, or ``"all"`` for every ordered pair. A pair of two
+      references appears both ways (the interval of B − A is that of A − B negated, up to
+      rounding). ``reference_rule`` says how the reference was chosen.
 
     ``difference`` is the difference of the point estimates in ``points`` (one row per
     cell, the metric columns; ``ece_excess`` from ``ece_null``), ``difference_lo`` /
@@ -1356,6 +1580,8 @@ def paired_differences(
     """
     keys = list(replicates.keys)
     cells = replicates.cells.with_row_index("index")
+    study_models = sorted(cells["model"].drop_nulls().unique())
+    references, rule = model_references(study_models, compare, baseline)
     joined = cells.join(points, on=keys, how="left", nulls_equal=True, maintain_order="left")
     available = dict(replicates.values)
     if "ece" in available and "ece_null" in joined.columns:
@@ -1372,32 +1598,42 @@ def paired_differences(
             how="inner",
             nulls_equal=True,
         )
-        .select(
-            "index",
-            "reference_index",
-            contrast=pl.lit("clean"),
-        )
+        .select("index", "reference_index", forward=pl.lit(True), backward=pl.lit(False))
     )
     place = [k for k in keys if k != "model"]
     models = joined.select(*place, "model", "index")
+    if references is None:
+        models = models.with_columns(reference=pl.lit(True))
+    else:
+        models = models.with_columns(reference=pl.col("model").is_in(references))
+    # each unordered pair once (its first cell with the smaller index), kept when one side
+    # is a reference; forward: the first minus the second, backward: the second minus the first
     pairs = (
-        models.join(
-            models.rename({"model": "_ref_model", "index": "reference_index"}),
-            on=place,
-            how="inner",
-            nulls_equal=True,
+        models.filter("reference")
+        .join(models, on=place, how="inner", nulls_equal=True, suffix="_other")
+        .filter(pl.col("index") != pl.col("index_other"))
+        .select(
+            index=pl.min_horizontal("index", "index_other"),
+            reference_index=pl.max_horizontal("index", "index_other"),
         )
-        .filter(pl.col("index") < pl.col("reference_index"))
-        .select("index", "reference_index", contrast=pl.lit("model"))
+        .unique(maintain_order=True)
+        .join(models.select("index", backward="reference"), on="index")
+        .join(models.select(reference_index="index", forward="reference"), on="reference_index")
+        .sort("index", "reference_index")
     )
     if (clean.height + pairs.height) == 0 or not names:
         return _empty_differences()
     frames = []
-    for contrast, mirrored in ((clean, False), (pairs, True)):
+    for contrast, label, reference_rule in (
+        (clean, "clean", REFERENCE_RULES["clean"]),
+        (pairs, "model", rule),
+    ):
         if contrast.is_empty():
             continue
         index = contrast["index"].to_numpy().astype(np.int64)
         reference = contrast["reference_index"].to_numpy().astype(np.int64)
+        forward = contrast["forward"].to_numpy()
+        backward = contrast["backward"].to_numpy()
         study = joined["study"].to_numpy()[index]
         for name in names:
             values = available[name]
@@ -1409,24 +1645,29 @@ def paired_differences(
                 family = study == one
                 q[family] = benjamini_hochberg(p[family])
             point = joined[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
-            sides = [(index, reference, lo, hi)]
-            if mirrored:  # B − A: the quantiles of the negated replicates
-                sides.append((reference, index, -hi, -lo))
-            for i, r, low, high in sides:
+            # B − A: the quantiles of the negated replicates
+            for keep, i, r, low, high in (
+                (forward, index, reference, lo, hi),
+                (backward, reference, index, -hi, -lo),
+            ):
+                if not keep.any():
+                    continue
+                i, r = i[keep], r[keep]
                 frames.append(
                     pl.DataFrame(
                         {
                             "_i": i,
                             "_r": r,
-                            "contrast": contrast["contrast"][0],
+                            "contrast": label,
+                            "reference_rule": reference_rule,
                             "metric": name,
                             "value": point[i],
                             "reference_value": point[r],
                             "difference": point[i] - point[r],
-                            "difference_lo": low,
-                            "difference_hi": high,
-                            "p_value": p,
-                            "q_value": q,
+                            "difference_lo": low[keep],
+                            "difference_hi": high[keep],
+                            "p_value": p[keep],
+                            "q_value": q[keep],
                         }
                     )
                 )
@@ -1456,7 +1697,8 @@ def _empty_differences() -> pl.DataFrame:
         "contrast": pl.String,
         "reference_model": pl.String,
         "reference_severity": pl.Float64,
+        "reference_rule": pl.String,
         "metric": pl.String,
     }
-    schema |= {name: pl.Float64 for name in DIFFERENCE_COLUMNS[10:]}
+    schema |= {name: pl.Float64 for name in DIFFERENCE_COLUMNS[11:]}
     return pl.DataFrame(schema=schema)
