@@ -560,39 +560,54 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
     if len(groups) == 1:
         wt, wt32 = _weight_columns(study, samples, ctx)
         return _product(block, n_cells, sid, len(samples), wt, wt32, ctx)
-    threads = _threads()
+    # each group's weights drawn once (uint8, a byte per sample and replicate), side by side
+    with ThreadPoolExecutor(_threads()) as pool:
+        weights = list(
+            pool.map(
+                lambda g: poisson_weights(study, samples[g[1]], ctx.replicates, seed=ctx.seed),
+                groups,
+            )
+        )
+    group_of_cell = np.empty(n_cells, dtype=np.int64)
+    for g, (cells, _) in enumerate(groups):
+        group_of_cell[cells] = g
+    row_group = group_of_cell[block["cell"]]
+    local = np.empty(len(sid), dtype=np.int64)  # each row's position in its group's samples
+    order = np.argsort(row_group, kind="stable")
+    edges = np.searchsorted(row_group[order], np.arange(len(groups) + 1))
+    for g, (_, members) in enumerate(groups):
+        rows = order[edges[g] : edges[g + 1]]
+        local[rows] = np.searchsorted(members, sid[rows])
+    # the grid of the exact product is sized for the block's largest weight, so each
+    # group's sums have the bits of the one product over the whole block
+    w_max = max(1.0, *(float(w.max(initial=0)) for w in weights))
+    grouped = _GroupWeights(weights, group_of_cell)
+    return _product(block | {"group": row_group}, n_cells, local, 0, grouped, grouped, ctx, w_max)
 
-    def draw(group: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        return poisson_weights(study, samples[group[1]], ctx.replicates, seed=ctx.seed)
 
-    with ThreadPoolExecutor(threads) as pool:
-        weights = list(pool.map(draw, groups))
-        # the grid of the exact product is sized for the block's largest weight, so each
-        # group's sums have the bits of the one product over the whole block
-        w_max = max(1.0, *(float(w.max(initial=0)) for w in weights))
-        bounds = np.searchsorted(block["cell"], np.arange(n_cells + 1))
+@dataclass(frozen=True)
+class _GroupWeights:
+    """The weights of a block's groups (``sample_groups``): ``weights[g]`` is the uint8
+    (B × samples) W of group g, ``group_of_cell`` each cell's group; ``columns(g, dtype)``
+    gives Wᵀ with its first column of unit weights, as ``_weight_columns`` does."""
 
-        def run(i: int) -> dict:
-            cells, members = groups[i]
-            take = np.concatenate([np.arange(bounds[c], bounds[c + 1]) for c in cells])
-            rows = {name: array[take] for name, array in block.items()}
-            rows["cell"] = np.searchsorted(cells, rows["cell"])
-            local = np.searchsorted(members, sid[take])
-            wt = np.empty((len(members), ctx.replicates + 1))
-            wt[:, 0] = 1.0
-            wt[:, 1:] = weights[i].T
-            weights[i] = None  # each group's weights are dropped once used
-            wt32 = wt.astype(np.float32)
-            return _product(rows, len(cells), local, len(members), wt, wt32, ctx, w_max, False)
+    weights: list[np.ndarray]
+    group_of_cell: np.ndarray
+    cache: dict = field(default_factory=dict, compare=False)
 
-        done = list(pool.map(run, range(len(groups)), chunksize=1))
-    out = {}
-    for (cells, _), part in zip(groups, done, strict=True):
-        for name, array in part.items():
-            if name not in out:
-                out[name] = np.empty((n_cells, *array.shape[1:]), dtype=array.dtype)
-            out[name][cells] = array
-    return out
+    def size(self, g: int) -> int:
+        return self.weights[g].shape[1]
+
+    def columns(self, g: int, dtype: type) -> np.ndarray:
+        key = np.dtype(dtype).char
+        cached = self.cache.get(key)
+        if cached is not None and cached[0] == g:
+            return cached[1]
+        wt = np.empty((self.size(g), len(self.weights[g]) + 1), dtype=dtype)
+        wt[:, 0] = 1
+        wt[:, 1:] = self.weights[g].T
+        self.cache[key] = (g, wt)  # a group's cells are consecutive batches: reused
+        return wt
 
 
 #: A set of cells linked by shared samples is one group (one dense product over the union
@@ -706,18 +721,15 @@ def _product(
         return rows
 
     # batches of cells whose dense D (samples × statistics) and level counts stay small
-    per_cell = n_samples * (6 * ctx.bins + 3 * ctx.bins + 9)
-    step = max(1, BATCH_ENTRIES // max(per_cell, 1))
-    linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
-    grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * wt.shape[1]
-    rank_batches, c0 = [], 0
-    while c0 < n_cells:
-        c1, entries = c0 + 1, grid[c0]
-        while c1 < n_cells and entries + grid[c1] <= BATCH_ENTRIES:
-            entries += grid[c1]
-            c1 += 1
-        rank_batches.append((c0, c1))
-        c0 = c1
+    statistics = 6 * ctx.bins + 3 * ctx.bins + 9
+    if isinstance(wt, _GroupWeights):  # a cell's D spans its group's samples only
+        sizes = np.array([wt.size(g) for g in range(len(wt.weights))])
+        linear_batches = _batches(sizes[wt.group_of_cell] * statistics)
+    else:
+        step = max(1, BATCH_ENTRIES // max(n_samples * statistics, 1))
+        linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
+    grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * (ctx.replicates + 1)
+    rank_batches = _batches(grid)
     linear_sums = partial(_linear, w_max=w_max)
     jobs = [(linear_sums, c0, c1, wt) for c0, c1 in linear_batches]
     jobs += [(_rank_replicates, c0, c1, wt32) for c0, c1 in rank_batches]
@@ -748,6 +760,20 @@ def _product(
         out[name] = grouped[:, 1:] + shift[:, None]
         out["point:" + name] = exact[name]
     return out
+
+
+def _batches(entries: np.ndarray) -> list[tuple[int, int]]:
+    """Runs (c0, c1) of consecutive cells whose ``entries`` add up to at most BATCH_ENTRIES
+    (a larger cell alone)."""
+    batches, c0, n = [], 0, len(entries)
+    while c0 < n:
+        c1, total = c0 + 1, entries[c0]
+        while c1 < n and total + entries[c1] <= BATCH_ENTRIES:
+            total += entries[c1]
+            c1 += 1
+        batches.append((c0, c1))
+        c0 = c1
+    return batches
 
 
 def _weight_columns(study: str, samples: np.ndarray, ctx: _Context):
@@ -784,7 +810,7 @@ def _linear(
 ) -> dict:
     """Per cell × (1 + B): every metric derived from sums linear in the weights (the exact
     product's grid sized for ``w_max``, default the largest of ``wt``)."""
-    cell, sid = part["cell"], part["sid"]
+    cell = part["cell"]
     c, z = part["c"], part["z"]
     m = ctx.bins
     width_key = cell * m + part["wbin"]
@@ -793,14 +819,11 @@ def _linear(
     mass_pairs, mass_pair = np.unique(mass_key, return_inverse=True)
     centred = part["centred"]
     right, wrong = z, 1.0 - z
-    blocks = [
-        _dense(sid, pair, value, (n_samples, len(pairs)))
+    statistics = [
+        (pair, pairs // m, value)
         for value in (np.ones_like(c), c, z, c * c, c * z, part["nll_top"])
     ]
-    blocks += [
-        _dense(sid, mass_pair, value, (n_samples, len(mass_pairs)))
-        for value in (np.ones_like(c), c, z)
-    ]
+    statistics += [(mass_pair, mass_pairs // m, value) for value in (np.ones_like(c), c, z)]
     cell_values = [
         right,
         wrong,
@@ -811,12 +834,10 @@ def _linear(
     ]
     if ctx.proba:
         cell_values += [part["brier"], part["nll"], part["has_proba"]]
-    blocks += [_dense(sid, cell, value, (n_samples, n_cells)) for value in cell_values]
-    # (statistics × (1 + B)): the one matrix product, exact in every addition so that any
-    # BLAS kernel or thread count gives the same bits
-    sums = exact_product(np.hstack(blocks).T, wt, w_max)
-    columns = np.cumsum([0] + [b.shape[1] for b in blocks])
-    stat = [sums[columns[i] : columns[i + 1]] for i in range(len(blocks))]
+    statistics += [(cell, np.arange(n_cells), value) for value in cell_values]
+    sums, nonzero = _sums(statistics, part, n_samples, wt, w_max)
+    columns = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
+    stat = [sums[columns[i] : columns[i + 1]] for i in range(len(statistics))]
     width = [_per_bin(pairs, array, n_cells, m) for array in stat[:6]]
     out = bin_metrics(*width)
     mass = [_per_bin(mass_pairs, array, n_cells, m) for array in stat[6:9]]
@@ -825,9 +846,9 @@ def _linear(
         for binning, (n, _, correct, *_) in (("width", width), ("mass", mass)):
             out[f"bin:{binning}"] = np.moveaxis(correct / n, 0, 1).astype(np.float32)
     # the distinct test samples with a row in each bin (a sample's rows count once)
-    for binning, keys, block in (("width", pairs, blocks[0]), ("mass", mass_pairs, blocks[6])):
+    for binning, keys, first in (("width", pairs, columns[0]), ("mass", mass_pairs, columns[6])):
         samples = np.zeros((n_cells, m), dtype=np.int64)
-        samples[keys // m, keys % m] = np.count_nonzero(block, axis=0)
+        samples[keys // m, keys % m] = nonzero[first : first + len(keys)]
         out[f"samples:{binning}"] = samples
     out |= _moment_metrics(*stat[9:15])
     if ctx.proba:
@@ -839,6 +860,58 @@ def _linear(
     else:
         out["brier"] = out["nll"] = np.full(stat[9].shape, np.nan)
     return out
+
+
+def _sums(
+    statistics: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    part: dict,
+    n_samples: int,
+    wt: np.ndarray | _GroupWeights,
+    w_max: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(columns × (1 + B)) weighted sums of the statistics and each column's samples with a
+    non-zero entry. A statistic is (each row's column, each column's cell, each row's value).
+
+    D (samples × columns) holds the per-sample sums; the product Wᵀ·D is exact in every
+    addition, so any BLAS kernel or thread count gives the same bits. With one W the product
+    is one GEMM; with a block's groups it is one GEMM per group, over its samples and its
+    cells' columns, on the same grid (``w_max``): the same bits as the one dense product."""
+    sid = part["sid"]
+    if not isinstance(wt, _GroupWeights):
+        blocks = [
+            _dense(sid, key, value, (n_samples, len(owner))) for key, owner, value in statistics
+        ]
+        d = np.hstack(blocks)
+        return exact_product(d.T, wt, w_max), np.count_nonzero(d, axis=0)
+    offsets = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
+    group_of_cell = np.zeros(len(statistics[-1][1]), dtype=np.int64)
+    group_of_cell[part["cell"]] = part["group"]
+    column_group = np.concatenate([group_of_cell[owner] for _, owner, _ in statistics])
+    sums = np.empty((offsets[-1], wt.weights[0].shape[0] + 1))
+    nonzero = np.empty(offsets[-1], dtype=np.int64)
+    column_order = np.argsort(column_group, kind="stable")
+    row_order = np.argsort(part["group"], kind="stable")
+    groups = np.unique(part["group"])
+    column_edges = np.searchsorted(column_group[column_order], np.append(groups, groups[-1] + 1))
+    row_edges = np.searchsorted(part["group"][row_order], np.append(groups, groups[-1] + 1))
+    position = np.empty(offsets[-1], dtype=np.int64)
+    for i, g in enumerate(groups):
+        columns = column_order[column_edges[i] : column_edges[i + 1]]
+        rows = row_order[row_edges[i] : row_edges[i + 1]]
+        position[columns] = np.arange(len(columns))
+        width, size = len(columns), wt.size(g)
+        # a (sample, column) entry gathers the same rows in the same order as in one dense D
+        keys = [
+            sid[rows] * width + position[offset + key[rows]]
+            for offset, (key, _, _) in zip(offsets, statistics, strict=False)
+        ]
+        values = [value[rows] for _, _, value in statistics]
+        d = np.bincount(
+            np.concatenate(keys), weights=np.concatenate(values), minlength=size * width
+        ).reshape(size, width)
+        sums[columns] = exact_product(d.T, wt.columns(g, np.float64), w_max)
+        nonzero[columns] = np.count_nonzero(d, axis=0)
+    return sums, nonzero
 
 
 def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np.ndarray:
@@ -984,7 +1057,7 @@ def _clean_variance(value: np.ndarray) -> np.ndarray:
 
 
 def _rank_replicates(
-    part: dict, n_cells: int, n_samples: int, wt32: np.ndarray, ctx: _Context
+    part: dict, n_cells: int, n_samples: int, wt32: np.ndarray | _GroupWeights, ctx: _Context
 ) -> dict[str, np.ndarray]:
     """Per cell × (1 + B): the rank metrics on the grouped levels, from H · W.
 
@@ -994,21 +1067,50 @@ def _rank_replicates(
     cell, grid = part["cell"], part["grid"]
     size = np.zeros(n_cells, dtype=np.int64)
     np.maximum.at(size, cell, grid + 1)
-    out = {name: np.empty((n_cells, wt32.shape[1])) for name in RANK_METRICS}
+    out = {name: np.empty((n_cells, ctx.replicates + 1)) for name in RANK_METRICS}
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
     for c0 in range(0, n_cells, _KERNEL_CELLS):
         c1 = min(n_cells, c0 + _KERNEL_CELLS)
         k, width = c1 - c0, int(size[c0:c1].max())
         lo, hi = bounds[c0], bounds[c1]
         row = (grid[lo:hi] * 2 + part["z"][lo:hi].astype(np.int64)) * k + cell[lo:hi] - c0
-        counts = sparse.csr_matrix(
-            (np.ones(hi - lo, dtype=np.float32), (row, part["sid"][lo:hi])),
-            shape=(width * 2 * k, n_samples),
-        )
-        level_counts = (counts @ wt32).reshape(width, 2, k, -1)  # exact small integers
+        level_counts = _level_counts(
+            row,
+            part["sid"][lo:hi],
+            part.get("group", np.zeros(0))[lo:hi],
+            width * 2 * k,
+            n_samples,
+            wt32,
+        ).reshape(width, 2, k, -1)  # exact small integers
         metrics = rank_metrics(level_counts[:, 1], level_counts[:, 0], ctx.coverage, ctx.risk)
         for name in RANK_METRICS:
             out[name][c0:c1] = metrics[name]
+    return out
+
+
+def _level_counts(
+    row: np.ndarray,
+    sid: np.ndarray,
+    group: np.ndarray,
+    height: int,
+    n_samples: int,
+    wt32: np.ndarray | _GroupWeights,
+) -> np.ndarray:
+    """H·W: the weighted count of each row of H (level × right/wrong × cell), H sparse
+    (a one per prediction row at its sample), per group of samples with a block's groups."""
+    if not isinstance(wt32, _GroupWeights):
+        counts = sparse.csr_matrix(
+            (np.ones(len(row), dtype=np.float32), (row, sid)), shape=(height, n_samples)
+        )
+        return counts @ wt32
+    out = np.zeros((height, wt32.weights[0].shape[0] + 1), dtype=np.float32)
+    for g in np.unique(group):
+        mine = group == g
+        counts = sparse.csr_matrix(
+            (np.ones(np.count_nonzero(mine), dtype=np.float32), (row[mine], sid[mine])),
+            shape=(height, wt32.size(g)),
+        )
+        out += counts @ wt32.columns(g, np.float32)  # each H row is one cell's: one group's
     return out
 
 
