@@ -623,8 +623,9 @@ def sample_groups(
 
     Cells linked through shared samples (the connected parts of the cell–sample graph) are
     one group when dense enough (``DENSE_SLACK``): the cells of a model and of models on one
-    test set. A sparse part is split into the cells with identical sample sets. Every row of
-    a block with all its cells on all its samples gives one group of everything.
+    test set. A sparse part is split into the cells with identical sample sets, each set
+    joining a group it overlaps while the group stays dense enough (``_merge_sets``). A block
+    with all its cells on all its samples is one group of everything.
 
     Examples
     --------
@@ -708,9 +709,11 @@ def _product(
     wt32: np.ndarray,
     ctx: _Context,
     w_max: float | None = None,
-    parallel: bool = True,
 ) -> dict:
-    """Replicates of cells on one set of samples (``sid``: each row's position in it)."""
+    """Replicates of a block's cells: on one set of ``n_samples`` samples with ``wt``/``wt32``
+    arrays (``sid``: each row's position in it), or on a block's groups with ``wt`` = ``wt32``
+    a ``_GroupWeights`` (``sid``: each row's position in its group's samples, and the rows'
+    ``group``); ``w_max``: the exact product's grid (default: the largest weight of ``wt``)."""
     cell = block["cell"]
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
 
@@ -738,7 +741,7 @@ def _product(
         function, c0, c1, weights = job
         return function(part(c0, c1), c1 - c0, n_samples, weights, ctx)
 
-    if parallel and len(jobs) > 2 and _threads() > 1:
+    if len(jobs) > 2 and _threads() > 1:
         # numpy, BLAS and scipy release the GIL: batches run side by side on the cores
         with ThreadPoolExecutor(_threads()) as pool:
             done = list(pool.map(run, jobs))

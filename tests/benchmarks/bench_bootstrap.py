@@ -22,7 +22,9 @@ Timed, each shape in a fresh process (so its peak RSS is its own):
   the bootstrap's size. It is the arithmetic the layer cannot avoid; the layer also draws
   the weights, sorts the rows and computes the rank metrics' replicates.
 
-Prints per shape the two times, their ratio and the layer's peak RSS. Not a test: pytest
+Prints per shape the two wall times and their ratio, the two CPU times (all threads) and
+their ratio (steadier than wall time on a machine shared with other work), and the layer's
+peak RSS. Not a test: pytest
 does not collect it (tests/benchmarks/, no ``test_`` prefix).
 """
 
@@ -91,10 +93,11 @@ def gemm_shapes(rows: pl.DataFrame) -> list[tuple[int, int]]:
     return shapes
 
 
-def floor_seconds(shapes: list[tuple[int, int]], replicates: int) -> float:
-    """Seconds of ``W @ D`` over the shapes, D in batches of at most BATCH_ENTRIES."""
+def floor_seconds(shapes: list[tuple[int, int]], replicates: int) -> tuple[float, float]:
+    """Wall and CPU seconds of ``W @ D`` over the shapes, D in batches of at most
+    BATCH_ENTRIES."""
     rng = np.random.default_rng(0)
-    total = 0.0
+    total = cpu = 0.0
     cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     for samples, columns in shapes:
         step = max(1, min(columns, BATCH_ENTRIES // samples))
@@ -105,10 +108,11 @@ def floor_seconds(shapes: list[tuple[int, int]], replicates: int) -> float:
         w, d = cache[key]
         for start in range(0, columns, step):
             width = min(step, columns - start)
-            t = time.perf_counter()
+            t, c = time.perf_counter(), time.process_time()
             w @ d[:, :width]
             total += time.perf_counter() - t
-    return total
+            cpu += time.process_time() - c
+    return total, cpu
 
 
 def one(shape: str, replicates: int) -> dict:
@@ -116,12 +120,12 @@ def one(shape: str, replicates: int) -> dict:
     lazy = metric_tables(rows.lazy(), CELL, bins=BINS, draws=20, proba=None)
     names = ("calibration", "calibration_bins", "discrimination", "selective")
     tables = dict(zip(names, pl.collect_all([lazy[n] for n in names]), strict=True))
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     statistical_tables(rows, tables, replicates=replicates, bins=BINS)
-    layer = time.perf_counter() - t
+    layer, layer_cpu = time.perf_counter() - t, time.process_time() - c
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     shapes = gemm_shapes(rows)
-    floor = floor_seconds(shapes, replicates)
+    floor, floor_cpu = floor_seconds(shapes, replicates)
     return {
         "shape": shape,
         "rows": rows.height,
@@ -129,6 +133,8 @@ def one(shape: str, replicates: int) -> dict:
         "multiply_adds": sum(s * c for s, c in shapes) * (replicates + 1),
         "layer": layer,
         "floor": floor,
+        "layer_cpu": layer_cpu,
+        "floor_cpu": floor_cpu,
         "peak_mb": peak,
     }
 
@@ -145,7 +151,8 @@ def main() -> None:
     print(f"B = {args.replicates}")
     print(
         f"{'shape':<9} {'rows':>9} {'groups':>6} {'GEMM mult-adds':>15} "
-        f"{'layer s':>8} {'floor s':>8} {'ratio':>6} {'peak RSS MB':>12}"
+        f"{'layer s':>8} {'floor s':>8} {'ratio':>6} "
+        f"{'layer CPU s':>11} {'floor CPU s':>11} {'CPU ratio':>9} {'peak RSS MB':>12}"
     )
     for shape in args.shapes.split(","):
         out = subprocess.run(
@@ -158,7 +165,8 @@ def main() -> None:
         print(
             f"{r['shape']:<9} {r['rows']:>9,} {r['groups']:>6} {r['multiply_adds']:>15.3e} "
             f"{r['layer']:>8.2f} {r['floor']:>8.2f} {r['layer'] / r['floor']:>6.2f} "
-            f"{r['peak_mb']:>12,.0f}"
+            f"{r['layer_cpu']:>11.2f} {r['floor_cpu']:>11.2f} "
+            f"{r['layer_cpu'] / r['floor_cpu']:>9.2f} {r['peak_mb']:>12,.0f}"
         )
 
 
