@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -175,16 +175,33 @@ def scorecard(
 def scorecard_options(wh: Warehouse, study: str, **given: object) -> dict[str, object]:
     """Stability/resilience settings: those ``given`` (not None), else the study spec's
     ``[scorecard]`` table (validated at ingest), else ``relcol.study.SCORECARD``."""
+    stored = _stored_spec(wh, study).get("scorecard", {})
+    return {**SCORECARD, **stored, **{k: v for k, v in given.items() if v is not None}}
+
+
+def study_baseline(wh: Warehouse, study: str) -> str | None:
+    """The reference model of the study's model-vs-model differences: the spec's
+    ``baseline``, else the first model it lists; None for rows not made from a spec."""
+    spec = _stored_spec(wh, study)
+    models = spec.get("models")
+    if "baseline" in spec:
+        return str(spec["baseline"])
+    if isinstance(models, list) and models and isinstance(models[0], dict):
+        return str(models[0].get("id", models[0].get("name")))
+    return None
+
+
+def _stored_spec(wh: Warehouse, study: str) -> dict:
+    """The study spec of the study's last run, parsed ({} for a run not made from one)."""
     spec = wh.sql(
         "SELECT spec FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
     )
-    stored: dict[str, object] = {}
-    if spec.height:
-        try:
-            stored = tomllib.loads(spec.item()).get("scorecard", {})
-        except (tomllib.TOMLDecodeError, AttributeError):  # a run not made from a study spec
-            stored = {}
-    return {**SCORECARD, **stored, **{k: v for k, v in given.items() if v is not None}}
+    if not spec.height:
+        return {}
+    try:
+        return tomllib.loads(spec.item())
+    except (tomllib.TOMLDecodeError, AttributeError, TypeError):  # not from a study spec
+        return {}
 
 
 def simulate_consistency(
@@ -255,6 +272,7 @@ def report_tables(
     noise: str | None = None,
     stability_at: float | None = None,
     resilience_at: float | None = None,
+    compare: str | Sequence[str] | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Every table the report shows and exports, by name (``calibration`` first).
 
@@ -271,6 +289,8 @@ def report_tables(
     ``noise``, ``stability_at`` and ``resilience_at`` set the scorecard (see ``scorecard``).
     ``intervals`` says what the metric tables' intervals cover: ``"samples"`` (test samples,
     the trained models held fixed) or ``"training"`` (also the spread between training seeds).
+    ``compare`` chooses the reference models of the model-vs-model differences (default: the
+    study's baseline, ``study_baseline``; model names, or ``"all"`` for every pair).
     """
     bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
     bins = check_bins(bins)
@@ -300,6 +320,8 @@ def report_tables(
             bins=bins,
             samples=cells,
             intervals=intervals,
+            compare=compare,
+            baseline=study_baseline(wh, study),
         )
         tables |= layer
         tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
@@ -385,13 +407,15 @@ def report(
     noise: str | None = None,
     stability_at: float | None = None,
     resilience_at: float | None = None,
+    compare: str | Sequence[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportResult:
     """Compute the metric tables of one study, materialise them, and write the HTML report.
 
     ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau``, ``margin``, ``seed`` and
     ``intervals`` set the statistical layer (``report_tables``); ``noise``, ``stability_at``
-    and ``resilience_at`` the scorecard (``scorecard``).
+    and ``resilience_at`` the scorecard (``scorecard``); ``compare`` the reference models of
+    the model-vs-model differences (``report_tables``).
 
     ``progress``, when given, is called as ``progress(step, done, total)`` after each step
     (``"tables"``, ``"warehouse"``, each section of the page, ``"files"``), with ``total``
@@ -417,6 +441,7 @@ def report(
         settings = {"bins": bins, "bootstrap": bootstrap, "alpha": alpha, "tau": tau}
         settings |= {"margin": margin, "seed": seed, "intervals": intervals}
         settings |= {"noise": noise, "stability_at": stability_at, "resilience_at": resilience_at}
+        settings |= {"compare": compare}
         tables, meta = _report_content(wh, study, settings)
         advance("tables")
         # everything is written to staging first and published only once all of it is

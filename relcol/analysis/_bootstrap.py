@@ -59,14 +59,17 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import polars as pl
 import scipy.sparse as sparse
+import scipy.sparse.csgraph as csgraph
 from scipy import stats
 
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.checks import check_int, check_interval, check_seed
+from relcol.errors import ParameterError
 from relcol.metrics import (
     BINNINGS,
     CHUNK_ROWS,
@@ -191,10 +194,11 @@ def poisson_weights(
     >>> poisson_weights("default", [0, 1, 2], 2).tolist()
     [[2, 4, 1], [2, 1, 4]]
     """
-    h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids)).astype(np.uint32)
+    h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids))
     weights = np.zeros(h.shape, dtype=np.uint8)
+    reached = np.empty(h.shape, dtype=bool)
     for threshold in _THRESHOLDS:
-        weights += h >= threshold
+        weights += np.greater_equal(h, threshold, out=reached)
     return weights
 
 
@@ -206,17 +210,30 @@ _THRESHOLDS = tuple(
 
 
 def _hashes(stream: int, seed: int, replicates: int, sample_ids: np.ndarray) -> np.ndarray:
-    """hash32(stream, seed, b, s) for b < ``replicates`` × s in ``sample_ids`` (numpy)."""
+    """hash32(stream, seed, b, s) for b < ``replicates`` × s in ``sample_ids``: (B × n) uint32.
+
+    Every step of the hash is a XOR, a shift or a product masked to 32 bits, so the (B × n)
+    part runs in place on 32-bit words, whose products wrap modulo 2³² exactly as the mask
+    does: an eighth of the memory traffic of 64-bit words with fresh temporaries."""
     h = SEED
     for key in (stream, seed):
         h = _absorb_int(_absorb_int(h, key & MASK), (key >> 32) & MASK)
     b = np.arange(replicates, dtype=np.uint64)
     hb = _absorb(_absorb(np.uint64(h), b), np.uint64(0))  # b < 2^32: its high word is 0
     ids = sample_ids.astype(np.int64)
-    low = (ids & MASK).astype(np.uint64)
-    high = ((ids >> 32) & MASK).astype(np.uint64)
-    h = _absorb(hb[:, None], low[None, :])
-    return _mix(_absorb(h, high[None, :]))
+    low = (ids & MASK).astype(np.uint32)
+    high = ((ids >> 32) & MASK).astype(np.uint32)
+    absorb, mix = np.uint32(ABSORB), np.uint32(MIX)
+    x = np.bitwise_xor(hb.astype(np.uint32)[:, None], low[None, :])
+    x *= absorb
+    x ^= high[None, :]
+    x *= absorb
+    shifted = np.empty_like(x)
+    for _ in range(2):
+        x ^= np.right_shift(x, 16, out=shifted)
+        x *= mix
+    x ^= np.right_shift(x, 16, out=shifted)
+    return x
 
 
 def _absorb_int(h: int, word: int) -> int:
@@ -225,12 +242,6 @@ def _absorb_int(h: int, word: int) -> int:
 
 def _absorb(h: np.ndarray, word: np.ndarray) -> np.ndarray:
     return ((h ^ word) * np.uint64(ABSORB)) & np.uint64(MASK)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    x = ((x >> np.uint64(16)) ^ x) * np.uint64(MIX) & np.uint64(MASK)
-    x = ((x >> np.uint64(16)) ^ x) * np.uint64(MIX) & np.uint64(MASK)
-    return (x >> np.uint64(16)) ^ x
 
 
 # The result ---------------------------------------------------------------------------------
@@ -503,9 +514,171 @@ def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFram
 
 
 def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context) -> dict:
-    """Replicates of the cells of one (study, dataset) block: one sample set, one W."""
+    """Replicates of the cells of one (study, dataset) block.
+
+    Cells that share their test samples (the cells of one model, of models on one test set)
+    form a group with one W (replicates × the group's samples); cells on disjoint or mostly
+    different samples go to different groups, so the work is linear in the rows whatever
+    the structure. A block that is one group (every dense study) is one product, as ever."""
     samples, sid = np.unique(block["sample_id"], return_inverse=True)
-    wt, wt32 = _weight_columns(study, samples, ctx)
+    groups = sample_groups(block["cell"], sid, n_cells, len(samples))
+    if len(groups) == 1:
+        wt, wt32 = _weight_columns(study, samples, ctx)
+        return _product(block, n_cells, sid, len(samples), wt, wt32, ctx)
+    # each group's weights drawn once (uint8, a byte per sample and replicate), side by side
+    with ThreadPoolExecutor(_threads()) as pool:
+        weights = list(
+            pool.map(
+                lambda g: poisson_weights(study, samples[g[1]], ctx.replicates, seed=ctx.seed),
+                groups,
+            )
+        )
+    group_of_cell = np.empty(n_cells, dtype=np.int64)
+    for g, (cells, _) in enumerate(groups):
+        group_of_cell[cells] = g
+    row_group = group_of_cell[block["cell"]]
+    local = np.empty(len(sid), dtype=np.int64)  # each row's position in its group's samples
+    order = np.argsort(row_group, kind="stable")
+    edges = np.searchsorted(row_group[order], np.arange(len(groups) + 1))
+    for g, (_, members) in enumerate(groups):
+        rows = order[edges[g] : edges[g + 1]]
+        local[rows] = np.searchsorted(members, sid[rows])
+    # the grid of the exact product is sized for the block's largest weight, so each
+    # group's sums have the bits of the one product over the whole block
+    w_max = max(1.0, *(float(w.max(initial=0)) for w in weights))
+    grouped = _GroupWeights(weights, group_of_cell)
+    return _product(block | {"group": row_group}, n_cells, local, 0, grouped, grouped, ctx, w_max)
+
+
+@dataclass(frozen=True)
+class _GroupWeights:
+    """The weights of a block's groups (``sample_groups``): ``weights[g]`` is the uint8
+    (B × samples) W of group g, ``group_of_cell`` each cell's group; ``columns(g, dtype)``
+    gives Wᵀ with its first column of unit weights, as ``_weight_columns`` does."""
+
+    weights: list[np.ndarray]
+    group_of_cell: np.ndarray
+    cache: dict = field(default_factory=dict, compare=False)
+
+    def size(self, g: int) -> int:
+        return self.weights[g].shape[1]
+
+    def columns(self, g: int, dtype: type) -> np.ndarray:
+        key = np.dtype(dtype).char
+        cached = self.cache.get(key)
+        if cached is not None and cached[0] == g:
+            return cached[1]
+        wt = np.empty((self.size(g), len(self.weights[g]) + 1), dtype=dtype)
+        wt[:, 0] = 1
+        wt[:, 1:] = self.weights[g].T
+        self.cache[key] = (g, wt)  # a group's cells are consecutive batches: reused
+        return wt
+
+
+#: A set of cells linked by shared samples is one group (one dense product over the union
+#: of their samples) when that product is at most this many times the cells' own entries.
+DENSE_SLACK = 1.25
+
+
+def sample_groups(
+    cell: np.ndarray, sid: np.ndarray, n_cells: int, n_samples: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The groups of cells whose replicates are one product: (cells, samples) per group, both
+    sorted index arrays (cell numbers; positions among the block's ``n_samples`` samples).
+
+    Cells linked through shared samples (the connected parts of the cell–sample graph) are
+    one group when dense enough (``DENSE_SLACK``): the cells of a model and of models on one
+    test set. A sparse part is split into the cells with identical sample sets, each set
+    joining a group it overlaps while the group stays dense enough (``_merge_sets``). A block
+    with all its cells on all its samples is one group of everything.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relcol.analysis._bootstrap import sample_groups
+    >>> groups = sample_groups(np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 2, 3]), 3, 4)
+    >>> [(c.tolist(), s.tolist()) for c, s in groups]
+    [([0, 1], [0, 1]), ([2], [2, 3])]
+    """
+    cell = cell.astype(np.int64)
+    key = cell * n_samples + sid
+    if n_cells * n_samples <= 4 * len(key) + 1024:
+        seen = np.zeros(n_cells * n_samples, dtype=bool)
+        seen[key] = True
+        counts = np.count_nonzero(seen.reshape(n_cells, n_samples), axis=1)
+        if (counts == n_samples).all():
+            return [(np.arange(n_cells), np.arange(n_samples))]
+        key = np.flatnonzero(seen)
+    else:
+        key = np.unique(key)
+    pair_cell, pair_sid = key // n_samples, key % n_samples
+    counts = np.bincount(pair_cell, minlength=n_cells)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    graph = sparse.coo_matrix(
+        (np.ones(len(key), dtype=np.int8), (pair_cell, pair_sid + n_cells)),
+        shape=(n_cells + n_samples, n_cells + n_samples),
+    )
+    _, label = csgraph.connected_components(graph, directed=False)
+    label = label[:n_cells]
+    order = np.argsort(label, kind="stable")
+    split = np.flatnonzero(np.diff(label[order])) + 1
+    groups = []
+    for cells in np.split(order, split):
+        members = np.unique(np.concatenate([pair_sid[starts[c] : starts[c + 1]] for c in cells]))
+        if len(members) * len(cells) <= DENSE_SLACK * counts[cells].sum():
+            groups.append((cells, members))
+            continue
+        groups += _merge_sets(cells, pair_sid, starts, n_samples)
+    groups.sort(key=lambda group: int(group[0][0]))
+    return groups
+
+
+def _merge_sets(
+    cells: np.ndarray, pair_sid: np.ndarray, starts: np.ndarray, n_samples: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The cells of a sparse part grouped: cells with identical sample sets together, then
+    each such set, largest first, joined to a group it shares samples with while the
+    group's product stays within ``DENSE_SLACK`` of its cells' entries."""
+    same: dict[bytes, list[int]] = {}
+    for c in cells:
+        same.setdefault(pair_sid[starts[c] : starts[c + 1]].tobytes(), []).append(int(c))
+    sets = sorted(
+        ((pair_sid[starts[m[0]] : starts[m[0] + 1]], m) for m in same.values()),
+        key=lambda item: (-len(item[0]), item[1][0]),
+    )
+    owner = np.full(n_samples, -1)
+    merged: list[list] = []  # [cells, samples, entries]
+    for members, group_cells in sets:
+        entries = len(members) * len(group_cells)
+        for g in np.unique(owner[members]):
+            if g < 0:
+                continue
+            union = np.union1d(merged[g][1], members)
+            size = len(merged[g][0]) + len(group_cells)
+            if len(union) * size <= DENSE_SLACK * (merged[g][2] + entries):
+                merged[g] = [merged[g][0] + group_cells, union, merged[g][2] + entries]
+                owner[members] = g
+                break
+        else:
+            owner[members] = len(merged)
+            merged.append([group_cells, members, entries])
+    return [(np.array(sorted(c)), members) for c, members, _ in merged]
+
+
+def _product(
+    block: dict[str, np.ndarray],
+    n_cells: int,
+    sid: np.ndarray,
+    n_samples: int,
+    wt: np.ndarray,
+    wt32: np.ndarray,
+    ctx: _Context,
+    w_max: float | None = None,
+) -> dict:
+    """Replicates of a block's cells: on one set of ``n_samples`` samples with ``wt``/``wt32``
+    arrays (``sid``: each row's position in it), or on a block's groups with ``wt`` = ``wt32``
+    a ``_GroupWeights`` (``sid``: each row's position in its group's samples, and the rows'
+    ``group``); ``w_max``: the exact product's grid (default: the largest weight of ``wt``)."""
     cell = block["cell"]
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
 
@@ -516,24 +689,22 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
         return rows
 
     # batches of cells whose dense D (samples × statistics) and level counts stay small
-    per_cell = len(samples) * (6 * ctx.bins + 3 * ctx.bins + 9)
-    step = max(1, BATCH_ENTRIES // max(per_cell, 1))
-    linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
-    grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * wt.shape[1]
-    rank_batches, c0 = [], 0
-    while c0 < n_cells:
-        c1, entries = c0 + 1, grid[c0]
-        while c1 < n_cells and entries + grid[c1] <= BATCH_ENTRIES:
-            entries += grid[c1]
-            c1 += 1
-        rank_batches.append((c0, c1))
-        c0 = c1
-    jobs = [(_linear, c0, c1, wt) for c0, c1 in linear_batches]
+    statistics = 6 * ctx.bins + 3 * ctx.bins + 9
+    if isinstance(wt, _GroupWeights):  # a cell's D spans its group's samples only
+        sizes = np.array([wt.size(g) for g in range(len(wt.weights))])
+        linear_batches = _batches(sizes[wt.group_of_cell] * statistics)
+    else:
+        step = max(1, BATCH_ENTRIES // max(n_samples * statistics, 1))
+        linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
+    grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * (ctx.replicates + 1)
+    rank_batches = _batches(grid)
+    linear_sums = partial(_linear, w_max=w_max)
+    jobs = [(linear_sums, c0, c1, wt) for c0, c1 in linear_batches]
     jobs += [(_rank_replicates, c0, c1, wt32) for c0, c1 in rank_batches]
 
     def run(job):
         function, c0, c1, weights = job
-        return function(part(c0, c1), c1 - c0, len(samples), weights, ctx)
+        return function(part(c0, c1), c1 - c0, n_samples, weights, ctx)
 
     if len(jobs) > 2 and _threads() > 1:
         # numpy, BLAS and scipy release the GIL: batches run side by side on the cores
@@ -557,6 +728,20 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
         out[name] = grouped[:, 1:] + shift[:, None]
         out["point:" + name] = exact[name]
     return out
+
+
+def _batches(entries: np.ndarray) -> list[tuple[int, int]]:
+    """Runs (c0, c1) of consecutive cells whose ``entries`` add up to at most BATCH_ENTRIES
+    (a larger cell alone)."""
+    batches, c0, n = [], 0, len(entries)
+    while c0 < n:
+        c1, total = c0 + 1, entries[c0]
+        while c1 < n and total + entries[c1] <= BATCH_ENTRIES:
+            total += entries[c1]
+            c1 += 1
+        batches.append((c0, c1))
+        c0 = c1
+    return batches
 
 
 def _weight_columns(study: str, samples: np.ndarray, ctx: _Context):
@@ -583,9 +768,17 @@ def _dense(sid: np.ndarray, column: np.ndarray, value: np.ndarray, shape: tuple[
     return flat.reshape(shape)
 
 
-def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Context) -> dict:
-    """Per cell × (1 + B): every metric derived from sums linear in the weights."""
-    cell, sid = part["cell"], part["sid"]
+def _linear(
+    part: dict,
+    n_cells: int,
+    n_samples: int,
+    wt: np.ndarray,
+    ctx: _Context,
+    w_max: float | None = None,
+) -> dict:
+    """Per cell × (1 + B): every metric derived from sums linear in the weights (the exact
+    product's grid sized for ``w_max``, default the largest of ``wt``)."""
+    cell = part["cell"]
     c, z = part["c"], part["z"]
     m = ctx.bins
     width_key = cell * m + part["wbin"]
@@ -594,14 +787,11 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
     mass_pairs, mass_pair = np.unique(mass_key, return_inverse=True)
     centred = part["centred"]
     right, wrong = z, 1.0 - z
-    blocks = [
-        _dense(sid, pair, value, (n_samples, len(pairs)))
+    statistics = [
+        (pair, pairs // m, value)
         for value in (np.ones_like(c), c, z, c * c, c * z, part["nll_top"])
     ]
-    blocks += [
-        _dense(sid, mass_pair, value, (n_samples, len(mass_pairs)))
-        for value in (np.ones_like(c), c, z)
-    ]
+    statistics += [(mass_pair, mass_pairs // m, value) for value in (np.ones_like(c), c, z)]
     cell_values = [
         right,
         wrong,
@@ -612,12 +802,10 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
     ]
     if ctx.proba:
         cell_values += [part["brier"], part["nll"], part["has_proba"]]
-    blocks += [_dense(sid, cell, value, (n_samples, n_cells)) for value in cell_values]
-    # (statistics × (1 + B)): the one matrix product, exact in every addition so that any
-    # BLAS kernel or thread count gives the same bits
-    sums = exact_product(np.hstack(blocks).T, wt)
-    columns = np.cumsum([0] + [b.shape[1] for b in blocks])
-    stat = [sums[columns[i] : columns[i + 1]] for i in range(len(blocks))]
+    statistics += [(cell, np.arange(n_cells), value) for value in cell_values]
+    sums, nonzero = _sums(statistics, part, n_samples, wt, w_max)
+    columns = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
+    stat = [sums[columns[i] : columns[i + 1]] for i in range(len(statistics))]
     width = [_per_bin(pairs, array, n_cells, m) for array in stat[:6]]
     out = bin_metrics(*width)
     mass = [_per_bin(mass_pairs, array, n_cells, m) for array in stat[6:9]]
@@ -626,9 +814,9 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
         for binning, (n, _, correct, *_) in (("width", width), ("mass", mass)):
             out[f"bin:{binning}"] = np.moveaxis(correct / n, 0, 1).astype(np.float32)
     # the distinct test samples with a row in each bin (a sample's rows count once)
-    for binning, keys, block in (("width", pairs, blocks[0]), ("mass", mass_pairs, blocks[6])):
+    for binning, keys, first in (("width", pairs, columns[0]), ("mass", mass_pairs, columns[6])):
         samples = np.zeros((n_cells, m), dtype=np.int64)
-        samples[keys // m, keys % m] = np.count_nonzero(block, axis=0)
+        samples[keys // m, keys % m] = nonzero[first : first + len(keys)]
         out[f"samples:{binning}"] = samples
     out |= moment_metrics(*stat[9:15])
     if ctx.proba:
@@ -639,6 +827,58 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
     else:
         out["brier"] = out["nll"] = np.full(stat[9].shape, np.nan)
     return out
+
+
+def _sums(
+    statistics: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    part: dict,
+    n_samples: int,
+    wt: np.ndarray | _GroupWeights,
+    w_max: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(columns × (1 + B)) weighted sums of the statistics and each column's samples with a
+    non-zero entry. A statistic is (each row's column, each column's cell, each row's value).
+
+    D (samples × columns) holds the per-sample sums; the product Wᵀ·D is exact in every
+    addition, so any BLAS kernel or thread count gives the same bits. With one W the product
+    is one GEMM; with a block's groups it is one GEMM per group, over its samples and its
+    cells' columns, on the same grid (``w_max``): the same bits as the one dense product."""
+    sid = part["sid"]
+    if not isinstance(wt, _GroupWeights):
+        blocks = [
+            _dense(sid, key, value, (n_samples, len(owner))) for key, owner, value in statistics
+        ]
+        d = np.hstack(blocks)
+        return exact_product(d.T, wt, w_max), np.count_nonzero(d, axis=0)
+    offsets = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
+    group_of_cell = np.zeros(len(statistics[-1][1]), dtype=np.int64)
+    group_of_cell[part["cell"]] = part["group"]
+    column_group = np.concatenate([group_of_cell[owner] for _, owner, _ in statistics])
+    sums = np.empty((offsets[-1], wt.weights[0].shape[0] + 1))
+    nonzero = np.empty(offsets[-1], dtype=np.int64)
+    column_order = np.argsort(column_group, kind="stable")
+    row_order = np.argsort(part["group"], kind="stable")
+    groups = np.unique(part["group"])
+    column_edges = np.searchsorted(column_group[column_order], np.append(groups, groups[-1] + 1))
+    row_edges = np.searchsorted(part["group"][row_order], np.append(groups, groups[-1] + 1))
+    position = np.empty(offsets[-1], dtype=np.int64)
+    for i, g in enumerate(groups):
+        columns = column_order[column_edges[i] : column_edges[i + 1]]
+        rows = row_order[row_edges[i] : row_edges[i + 1]]
+        position[columns] = np.arange(len(columns))
+        width, size = len(columns), wt.size(g)
+        # a (sample, column) entry gathers the same rows in the same order as in one dense D
+        keys = [
+            sid[rows] * width + position[offset + key[rows]]
+            for offset, (key, _, _) in zip(offsets, statistics, strict=False)
+        ]
+        values = [value[rows] for _, _, value in statistics]
+        d = np.bincount(
+            np.concatenate(keys), weights=np.concatenate(values), minlength=size * width
+        ).reshape(size, width)
+        sums[columns] = exact_product(d.T, wt.columns(g, np.float64), w_max)
+        nonzero[columns] = np.count_nonzero(d, axis=0)
+    return sums, nonzero
 
 
 def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np.ndarray:
@@ -653,7 +893,7 @@ def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np
 
 
 def _rank_replicates(
-    part: dict, n_cells: int, n_samples: int, wt32: np.ndarray, ctx: _Context
+    part: dict, n_cells: int, n_samples: int, wt32: np.ndarray | _GroupWeights, ctx: _Context
 ) -> dict[str, np.ndarray]:
     """Per cell × (1 + B): the rank metrics on the grouped levels, from H · W.
 
@@ -663,21 +903,50 @@ def _rank_replicates(
     cell, grid = part["cell"], part["grid"]
     size = np.zeros(n_cells, dtype=np.int64)
     np.maximum.at(size, cell, grid + 1)
-    out = {name: np.empty((n_cells, wt32.shape[1])) for name in RANK_METRICS}
+    out = {name: np.empty((n_cells, ctx.replicates + 1)) for name in RANK_METRICS}
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
     for c0 in range(0, n_cells, _KERNEL_CELLS):
         c1 = min(n_cells, c0 + _KERNEL_CELLS)
         k, width = c1 - c0, int(size[c0:c1].max())
         lo, hi = bounds[c0], bounds[c1]
         row = (grid[lo:hi] * 2 + part["z"][lo:hi].astype(np.int64)) * k + cell[lo:hi] - c0
-        counts = sparse.csr_matrix(
-            (np.ones(hi - lo, dtype=np.float32), (row, part["sid"][lo:hi])),
-            shape=(width * 2 * k, n_samples),
-        )
-        level_counts = (counts @ wt32).reshape(width, 2, k, -1)  # exact small integers
+        level_counts = _level_counts(
+            row,
+            part["sid"][lo:hi],
+            part.get("group", np.zeros(0))[lo:hi],
+            width * 2 * k,
+            n_samples,
+            wt32,
+        ).reshape(width, 2, k, -1)  # exact small integers
         metrics = rank_metrics(level_counts[:, 1], level_counts[:, 0], ctx.coverage, ctx.risk)
         for name in RANK_METRICS:
             out[name][c0:c1] = metrics[name]
+    return out
+
+
+def _level_counts(
+    row: np.ndarray,
+    sid: np.ndarray,
+    group: np.ndarray,
+    height: int,
+    n_samples: int,
+    wt32: np.ndarray | _GroupWeights,
+) -> np.ndarray:
+    """H·W: the weighted count of each row of H (level × right/wrong × cell), H sparse
+    (a one per prediction row at its sample), per group of samples with a block's groups."""
+    if not isinstance(wt32, _GroupWeights):
+        counts = sparse.csr_matrix(
+            (np.ones(len(row), dtype=np.float32), (row, sid)), shape=(height, n_samples)
+        )
+        return counts @ wt32
+    out = np.zeros((height, wt32.weights[0].shape[0] + 1), dtype=np.float32)
+    for g in np.unique(group):
+        mine = group == g
+        counts = sparse.csr_matrix(
+            (np.ones(np.count_nonzero(mine), dtype=np.float32), (row[mine], sid[mine])),
+            shape=(height, wt32.size(g)),
+        )
+        out += counts @ wt32.columns(g, np.float32)  # each H row is one cell's: one group's
     return out
 
 
@@ -1031,6 +1300,7 @@ DIFFERENCE_COLUMNS = (
     "contrast",
     "reference_model",
     "reference_severity",
+    "reference_rule",
     "metric",
     "value",
     "reference_value",
@@ -1040,6 +1310,58 @@ DIFFERENCE_COLUMNS = (
     "p_value",
     "q_value",
 )
+#: The ``reference_rule`` of each way a reference is chosen.
+REFERENCE_RULES = {
+    "clean": "severity 0",
+    "baseline": "baseline",
+    "first": "first model",
+    "chosen": "compare",
+    "all": "all pairs",
+}
+
+
+def model_references(
+    models: Iterable[str], compare: str | Sequence[str] | None = None, baseline: str | None = None
+) -> tuple[tuple[str, ...] | None, str]:
+    """The reference models of the model contrast and its ``reference_rule``.
+
+    ``compare`` None: the study's ``baseline`` (the model its spec names or lists first), or
+    without one the first of ``models``; ``"all"``: every model (returned as None: all
+    ordered pairs); else the models named, as a comma-separated string or a sequence.
+
+    Examples
+    --------
+    >>> model_references(["b", "a"])
+    (('b',), 'first model')
+    >>> model_references(["a", "b", "c"], "c,a")
+    (('c', 'a'), 'compare')
+    """
+    models = list(dict.fromkeys(models))
+    if compare is None:
+        if baseline is not None:
+            _check_models("the study's baseline", [baseline], models)
+            return (baseline,), REFERENCE_RULES["baseline"]
+        return tuple(models[:1]), REFERENCE_RULES["first"]
+    if isinstance(compare, str):
+        if compare.strip() == "all":
+            return None, REFERENCE_RULES["all"]
+        compare = [name.strip() for name in compare.split(",")]
+    chosen = tuple(dict.fromkeys(compare))
+    if not chosen or any(not name for name in chosen):
+        raise ParameterError(
+            f"compare must be 'all' or model names separated by commas. Got {compare!r}."
+        )
+    _check_models("compare", chosen, models)
+    return chosen, REFERENCE_RULES["chosen"]
+
+
+def _check_models(what: str, names: Iterable[str], models: Sequence[str]) -> None:
+    unknown = [name for name in names if name not in models]
+    if unknown:
+        raise ParameterError(
+            f"{what} names {unknown[0]!r}, which is not a model of the study; its models: "
+            f"{', '.join(models)}."
+        )
 
 
 def paired_differences(
@@ -1047,6 +1369,9 @@ def paired_differences(
     points: pl.DataFrame,
     alpha: float = ALPHA,
     metrics: Iterable[str] | None = None,
+    *,
+    compare: str | Sequence[str] | None = None,
+    baseline: str | None = None,
 ) -> pl.DataFrame:
     """Paired bootstrap intervals of differences between cells on the same samples.
 
@@ -1054,9 +1379,13 @@ def paired_differences(
 
     - ``"clean"``: the cell minus the same (study, dataset, model, corruption, label) at
       severity 0 (cells at severity 0 are left out);
-    - ``"model"``: the cell minus every other model's cell at the same (study, dataset,
-      corruption, severity, label): all ordered pairs, so each pair appears both ways (the
-      interval of B − A is that of A − B negated, up to rounding).
+    - ``"model"``: the cell minus a reference model's cell at the same (study, dataset,
+      corruption, severity, label). The references (``model_references``): by default
+      ``baseline`` (``relcol report`` passes the study's: the model its spec names, else the
+      first it lists), else the first model in alphabetical order, so the table grows
+      linearly with the models; ``compare`` names others, or ``"all"`` for every ordered pair. A pair of two
+      references appears both ways (the interval of B − A is that of A − B negated, up to
+      rounding). ``reference_rule`` says how the reference was chosen.
 
     ``difference`` is the difference of the point estimates in ``points`` (one row per
     cell, the metric columns; ``ece_excess`` from ``ece_null``), ``difference_lo`` /
@@ -1068,6 +1397,8 @@ def paired_differences(
     """
     keys = list(replicates.keys)
     cells = replicates.cells.with_row_index("index")
+    study_models = sorted(cells["model"].drop_nulls().unique())
+    references, rule = model_references(study_models, compare, baseline)
     joined = cells.join(points, on=keys, how="left", nulls_equal=True, maintain_order="left")
     available = dict(replicates.values)
     if "ece" in available and "ece_null" in joined.columns:
@@ -1084,32 +1415,42 @@ def paired_differences(
             how="inner",
             nulls_equal=True,
         )
-        .select(
-            "index",
-            "reference_index",
-            contrast=pl.lit("clean"),
-        )
+        .select("index", "reference_index", forward=pl.lit(True), backward=pl.lit(False))
     )
     place = [k for k in keys if k != "model"]
     models = joined.select(*place, "model", "index")
+    if references is None:
+        models = models.with_columns(reference=pl.lit(True))
+    else:
+        models = models.with_columns(reference=pl.col("model").is_in(references))
+    # each unordered pair once (its first cell with the smaller index), kept when one side
+    # is a reference; forward: the first minus the second, backward: the second minus the first
     pairs = (
-        models.join(
-            models.rename({"model": "_ref_model", "index": "reference_index"}),
-            on=place,
-            how="inner",
-            nulls_equal=True,
+        models.filter("reference")
+        .join(models, on=place, how="inner", nulls_equal=True, suffix="_other")
+        .filter(pl.col("index") != pl.col("index_other"))
+        .select(
+            index=pl.min_horizontal("index", "index_other"),
+            reference_index=pl.max_horizontal("index", "index_other"),
         )
-        .filter(pl.col("index") < pl.col("reference_index"))
-        .select("index", "reference_index", contrast=pl.lit("model"))
+        .unique(maintain_order=True)
+        .join(models.select("index", backward="reference"), on="index")
+        .join(models.select(reference_index="index", forward="reference"), on="reference_index")
+        .sort("index", "reference_index")
     )
     if (clean.height + pairs.height) == 0 or not names:
         return _empty_differences()
     frames = []
-    for contrast, mirrored in ((clean, False), (pairs, True)):
+    for contrast, label, reference_rule in (
+        (clean, "clean", REFERENCE_RULES["clean"]),
+        (pairs, "model", rule),
+    ):
         if contrast.is_empty():
             continue
         index = contrast["index"].to_numpy().astype(np.int64)
         reference = contrast["reference_index"].to_numpy().astype(np.int64)
+        forward = contrast["forward"].to_numpy()
+        backward = contrast["backward"].to_numpy()
         study = joined["study"].to_numpy()[index]
         for name in names:
             values = available[name]
@@ -1121,24 +1462,29 @@ def paired_differences(
                 family = study == one
                 q[family] = benjamini_hochberg(p[family])
             point = joined[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
-            sides = [(index, reference, lo, hi)]
-            if mirrored:  # B − A: the quantiles of the negated replicates
-                sides.append((reference, index, -hi, -lo))
-            for i, r, low, high in sides:
+            # B − A: the quantiles of the negated replicates
+            for keep, i, r, low, high in (
+                (forward, index, reference, lo, hi),
+                (backward, reference, index, -hi, -lo),
+            ):
+                if not keep.any():
+                    continue
+                i, r = i[keep], r[keep]
                 frames.append(
                     pl.DataFrame(
                         {
                             "_i": i,
                             "_r": r,
-                            "contrast": contrast["contrast"][0],
+                            "contrast": label,
+                            "reference_rule": reference_rule,
                             "metric": name,
                             "value": point[i],
                             "reference_value": point[r],
                             "difference": point[i] - point[r],
-                            "difference_lo": low,
-                            "difference_hi": high,
-                            "p_value": p,
-                            "q_value": q,
+                            "difference_lo": low[keep],
+                            "difference_hi": high[keep],
+                            "p_value": p[keep],
+                            "q_value": q[keep],
                         }
                     )
                 )
@@ -1168,7 +1514,8 @@ def _empty_differences() -> pl.DataFrame:
         "contrast": pl.String,
         "reference_model": pl.String,
         "reference_severity": pl.Float64,
+        "reference_rule": pl.String,
         "metric": pl.String,
     }
-    schema |= {name: pl.Float64 for name in DIFFERENCE_COLUMNS[10:]}
+    schema |= {name: pl.Float64 for name in DIFFERENCE_COLUMNS[11:]}
     return pl.DataFrame(schema=schema)
