@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 from relcol.cli import main
+from relcol.cli._table import SQL_ROWS, frame_text
 
 import relcol
-from relcol.report._terminal import SQL_ROWS, frame_text
 
 WIDE = pl.DataFrame({f"column_{i}": np.arange(250) * 1.5 for i in range(20)})
 
