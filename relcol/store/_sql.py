@@ -74,6 +74,7 @@ MACROS: tuple[str, ...] = (
     "consistency_units",
     "consistency_tally",
     "consistency_gram",
+    "consistency_strata",
     "consistency_counts",
     "consistency_pairs",
     "consistency_samples",
