@@ -34,23 +34,7 @@ def frame_text(frame: pl.DataFrame, *, limit: int | None, width: int) -> tuple[s
         column, rather than every column being squeezed into a few characters). Each note
         says how to see everything. No notes when everything is shown.
 
-    Examples
-    --------
-    >>> import polars as pl
-    >>> frame = pl.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
-    >>> text, notes = frame_text(frame, limit=2, width=80)
-    >>> print(text)
-    shape: (3, 2)
-    ┌─────┬─────┐
-    │ a   ┆ b   │
-    │ --- ┆ --- │
-    │ i64 ┆ str │
-    ╞═════╪═════╡
-    │ 1   ┆ x   │
-    │ 2   ┆ y   │
-    └─────┴─────┘
-    >>> notes
-    ['2 of 3 rows shown: --limit N shows more (--limit 0: all), --format csv writes them all']
+    tests/test_terminal.py has an example, drawn in full.
     """
     shown = frame if limit is None else frame.head(limit)
     width = min(max(width, 20), _WIDEST)
