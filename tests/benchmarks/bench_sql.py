@@ -1,6 +1,6 @@
 """`relcol sql` against bare DuckDB: start-up, and every view against one scan of its columns.
 
-    python tests/benchmarks/bench_sql.py --warehouse WAREHOUSE [--repeats 3] [--view-repeats 1]
+    python tests/benchmarks/bench_sql.py --warehouse WAREHOUSE [--repeats 3] [--view-repeats 2]
         [--views v1,v2] [--skip-startup]
 
 Prints, measured in one run:
@@ -14,7 +14,8 @@ Prints, measured in one run:
    plan of the view reads from each Parquet source) against ``SELECT * FROM <view>``
    materialised in DuckDB (a temporary table, so no time goes to converting rows to
    Python), both on one connection with the views defined, the minimum of ``--view-repeats``;
-   their ratio and whether it meets the target (<= 10).
+   their ratio and whether it meets the target (<= 10; a view answering within 20 ms meets it
+   whatever the ratio).
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ from relcol.store._sql import MACROS, VIEWS, connect, needed, sql_text
 KEYS = ("study", "dataset", "model", "corruption", "severity", "label")
 TARGET_STARTUP = 2.0
 TARGET_VIEW = 10.0
+#: A view answering faster than this meets the target whatever the ratio: two times of a few
+#: milliseconds (an empty side table) have a ratio of noise.
+INSTANT = 0.02
 
 
 def wall(command: list[str], repeats: int) -> float:
@@ -142,7 +146,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warehouse", default=os.environ.get("RELCOL_WAREHOUSE", "warehouse"))
     parser.add_argument("--repeats", type=int, default=3, help="start-up runs (min taken)")
-    parser.add_argument("--view-repeats", type=int, default=1, help="runs of each view and scan")
+    parser.add_argument("--view-repeats", type=int, default=2, help="runs of each view and scan")
     parser.add_argument("--views", help="comma-separated views (default: every view)")
     parser.add_argument("--skip-startup", action="store_true")
     args = parser.parse_args()
@@ -175,7 +179,7 @@ def main() -> None:
         con.execute("SET threads = ?", [os.cpu_count() or 1])
         scan = timed(con, baseline_query(con, sources, view), args.view_repeats)
         spent = timed(con, f"SELECT * FROM {view}", args.view_repeats)
-        ok = spent <= TARGET_VIEW * scan
+        ok = spent <= TARGET_VIEW * scan or spent < INSTANT
         if not ok:
             missed.append(view)
         print(
