@@ -26,9 +26,9 @@ def check(warehouse: str | None, quiet: bool) -> None:
       relcol check
       relcol check --warehouse /data/wh -q
     """
-    import relcol
+    from relcol.store import Warehouse  # the store only: no modelling or report libraries
 
-    result = relcol.open_warehouse(warehouse).check()
+    result = Warehouse.default(warehouse).check()
     for problem in result.problems:
         click.echo(f"damaged: {problem}", err=True)
     if not quiet:

@@ -83,10 +83,12 @@ def sql(
       relcol sql "SELECT model, corruption, severity, ece FROM calibration ORDER BY ALL"
       relcol sql --study tiny "SELECT * FROM consistency WHERE axis = 'seed'"
     """
-    import relcol
+    # the store only (not the facade, which brings the modelling and report libraries):
+    # a query starts as fast as DuckDB and polars allow
+    from relcol.store import Warehouse
 
     limits = {} if timeout is None else {"timeout": timeout or None}
-    frame = relcol.open_warehouse(warehouse).sql(
+    frame = Warehouse.default(warehouse).sql(
         query, bins=bins, unsafe=unsafe, study=study, memory_limit=memory_limit, **limits
     )
     if fmt == "csv":
@@ -94,7 +96,7 @@ def sql(
     elif fmt == "json":
         say(frame.write_json(), data=True)
     else:
-        from relcol.report import SQL_ROWS, frame_text
+        from relcol.cli._table import SQL_ROWS, frame_text
 
         rows = SQL_ROWS if limit is None else (limit or None)
         text, notes = frame_text(frame, limit=rows, width=shutil.get_terminal_size().columns)
@@ -128,9 +130,9 @@ def shell(
       relcol shell --print-init > views.sql && duckdb -init views.sql
       relcol shell --study tiny
     """
-    import relcol
+    from relcol.store import Warehouse
 
-    script = relcol.open_warehouse(warehouse).init_script(
+    script = Warehouse.default(warehouse).init_script(
         bins=bins, study=study, memory_limit=memory_limit
     )
     if print_init:

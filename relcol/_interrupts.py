@@ -10,7 +10,10 @@ publishes anything.
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.util
 import signal
+import sys
 import threading
 
 _received = threading.Event()
@@ -21,16 +24,41 @@ def install() -> None:
 
     Polars installs a native SIGINT handler of its own when it is first imported, replacing
     whatever was there; a Ctrl-C outside a Polars computation then ended the process by
-    the default action (killed by SIGINT, no message). Polars is therefore imported before
-    this handler is installed, so the handler installed last, and in force, is this one.
+    the default action (killed by SIGINT, no message). This handler is therefore installed
+    again right after Polars' import, whenever that happens (``_AfterPolars``), so the handler
+    in force is this one; a command that never needs Polars (``--help``) never imports it.
     """
-    import polars  # noqa: F401  (its import replaces the SIGINT handler: see above)
+    signal.signal(signal.SIGINT, _handler)
+    if "polars" not in sys.modules and not any(isinstance(f, _AfterPolars) for f in sys.meta_path):
+        sys.meta_path.insert(0, _AfterPolars())
 
-    def handler(signum, frame):
-        _received.set()
-        signal.default_int_handler(signum, frame)
 
-    signal.signal(signal.SIGINT, handler)
+def _handler(signum, frame):
+    _received.set()
+    signal.default_int_handler(signum, frame)
+
+
+class _AfterPolars(importlib.abc.MetaPathFinder):
+    """Finds nothing itself: when ``polars`` is first imported, it lets the other finders load
+    it and installs relcol's SIGINT handler once Polars' own has replaced it."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "polars":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            run = spec.loader.exec_module
+
+            def exec_module(module):
+                try:
+                    run(module)
+                finally:
+                    if threading.current_thread() is threading.main_thread():
+                        signal.signal(signal.SIGINT, _handler)
+
+            spec.loader.exec_module = exec_module
+        return spec
 
 
 def received() -> bool:

@@ -180,7 +180,11 @@ def test_a_truncated_schema_file_is_one_line_naming_it_and_report_rewrites_it(
     wh = reported
     schema = wh.root / "_schema" / "runs.parquet"
     schema.write_bytes(schema.read_bytes()[:50])
-    done = run_cli("sql", "--warehouse", str(wh.root), "SELECT count(*) FROM predictions")
+    # a query defines only the views it reads: one on predictions is answered from intact files
+    query = "SELECT count(*) AS n FROM predictions"
+    done = run_cli("sql", "--warehouse", str(wh.root), "--format", "csv", query)
+    assert done.returncode == 0 and done.stdout == "n\n200\n", done.stderr
+    done = run_cli("sql", "--warehouse", str(wh.root), "SELECT count(*) FROM runs")
     assert done.returncode == 2 and done.stderr.count("\n") == 1
     assert done.stderr.startswith("relcol: error: cannot read the warehouse:")
     assert str(schema) in done.stderr and "relcol check" in done.stderr

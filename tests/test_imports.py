@@ -13,6 +13,9 @@ The facade (``relcol/__init__``, ``relcol/_api``, ``relcol/_external``) and the 
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,3 +152,86 @@ def test_the_contract_catches_each_kind_of_breach(monkeypatch, tmp_path):
     assert "a private module of relcol.store" in found[1]
     assert "_hidden, a private name" in found[2]
     assert "nothing below the facade" in found[3]
+
+
+# -- start-up: a command imports only the libraries it uses ---------------------------------
+
+#: Libraries of fitting, statistics and drawing: seconds of start-up that reading a
+#: warehouse with SQL, or checking its files, never needs; and pyarrow, which only a query's
+#: result needs (DuckDB hands it to polars through Arrow).
+HEAVY = ("sklearn", "lightgbm", "scipy", "matplotlib", "great_tables", "pandas", "pyarrow")
+
+
+def loaded_after(args: list[str], watched: tuple[str, ...] = HEAVY) -> tuple[str, set[str]]:
+    """Run ``relcol <args>`` in a fresh interpreter, as the console entry point does (SIGINT
+    handler installed first): (what it printed, which of ``watched`` it imported)."""
+    code = (
+        "import io, json, sys, contextlib\n"
+        "from relcol import _interrupts\n"
+        "from relcol.cli import main\n"
+        "_interrupts.install()\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        "    try:\n"
+        f"        main({args!r}, standalone_mode=False)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        f"print(json.dumps([out.getvalue(), [m for m in {watched!r} if m in sys.modules]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    printed, loaded = json.loads(done.stdout.splitlines()[-1])
+    return printed, set(loaded)
+
+
+@pytest.fixture(scope="module")
+def small_warehouse(tmp_path_factory):
+    """Two cells of a binary classifier written through the store (no model fitted)."""
+    import polars as pl
+
+    from relcol.store import PREDICTIONS, Warehouse
+
+    wh = Warehouse(tmp_path_factory.mktemp("startup") / "warehouse")
+    n = 40
+    confidence = [0.5 + (i % 10) / 20 for i in range(n)]
+    frame = pl.DataFrame(
+        {
+            "study": "s",
+            "dataset": "d",
+            "model": "m",
+            "corruption": "none",
+            "severity": [0.0] * (n // 2) + [0.5] * (n // 2),
+            "seed": 0,
+            "repeat": 0,
+            "sample_id": [i % (n // 2) for i in range(n)],
+            "label": None,
+            "y_true": [i % 2 for i in range(n)],
+            "y_clean": [i % 2 for i in range(n)],
+            "y_pred": [(i // 3) % 2 for i in range(n)],
+            "confidence": confidence,
+            "correct": [i % 2 == (i // 3) % 2 for i in range(n)],
+            "proba": [[1 - c, c] if (i // 3) % 2 else [c, 1 - c] for i, c in enumerate(confidence)],
+            "run_id": "r",
+        }
+    ).select(pl.col(c).cast(t) for c, t in PREDICTIONS.items())
+    with wh.ingest("s") as staging:
+        staging.write_part(frame)
+    return wh, frame
+
+
+def test_sql_imports_the_store_and_duckdb_only(small_warehouse):
+    wh, frame = small_warehouse
+    query = "SELECT count(*) AS n, sum(n) AS rows FROM calibration"
+    printed, loaded = loaded_after(["sql", "--warehouse", str(wh.root), "--format", "csv", query])
+    assert printed == f"n,rows\n2,{frame.height}\n"  # the query ran: 2 cells of 20 rows
+    assert loaded == {"pyarrow"}
+    printed, loaded = loaded_after(["shell", "--warehouse", str(wh.root), "--print-init"])
+    assert "CREATE OR REPLACE VIEW calibration AS" in printed and loaded == set()
+
+
+def test_check_and_help_import_no_heavy_library(small_warehouse):
+    wh, _ = small_warehouse
+    printed, loaded = loaded_after(["check", "--warehouse", str(wh.root)])
+    assert printed.startswith("checked ") and printed.endswith(": intact\n")
+    assert loaded == set()
+    printed, loaded = loaded_after(["--help"], (*HEAVY, "polars", "duckdb", "numpy"))
+    assert "Commands:" in printed and loaded == set()

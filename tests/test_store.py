@@ -286,3 +286,29 @@ def test_sql_unsafe_is_the_users_explicit_choice(tiny_warehouse, tmp_path):
     out = tmp_path / "n.csv"
     tiny_warehouse.sql(f"COPY (SELECT count(*) AS n FROM predictions) TO '{out}'", unsafe=True)
     assert pl.read_csv(out)["n"][0] == tiny_warehouse.predictions().collect().height
+
+
+def test_a_query_defines_only_the_views_and_macros_it_reaches(tmp_path):
+    import polars as pl
+
+    from relcol.store import PREDICTIONS, connect
+    from relcol.store._sql import VIEWS, connect_frame, needed
+
+    calibration = needed("SELECT * FROM calibration -- not selective")
+    assert {"calibration", "bin_statistics", "cell_rows", "cell_ids", "uniform"} <= calibration
+    assert "predictions" in calibration  # named as a string: the macro's default source
+    assert "selective" not in calibration and "poisson_weight" not in calibration
+    assert needed("SELECT count(*) FROM predictions") == {"predictions"}
+    assert needed("SHOW TABLES") is None and needed("FROM duckdb_views()") is None
+    # every view binds (a view is bound when created) with only what it reaches defined
+    connect_frame(tmp_path, pl.DataFrame(schema=PREDICTIONS)).close()
+    sources = {p.stem: [str(p)] for p in tmp_path.glob("*.parquet")}
+    for view in [v for v in VIEWS if not v.startswith("report_") or v in sources]:
+        query = f"SELECT * FROM {view}"
+        with connect(sources, query=query) as con:
+            assert con.execute(query).fetchall() == []
+            defined = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal")
+            assert view in {name for (name,) in defined.fetchall()}
+    with connect(sources, query="SELECT 1 FROM calibration") as con:
+        defined = con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal")
+        assert {name for (name,) in defined.fetchall()} == {"calibration", "predictions", "classes"}

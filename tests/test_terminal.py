@@ -14,9 +14,9 @@ import polars as pl
 import pytest
 from click.testing import CliRunner
 from relcol.cli import main
+from relcol.cli._table import SQL_ROWS, frame_text
 
 import relcol
-from relcol.report._terminal import SQL_ROWS, frame_text
 
 WIDE = pl.DataFrame({f"column_{i}": np.arange(250) * 1.5 for i in range(20)})
 
@@ -114,3 +114,22 @@ def test_csv_writes_every_row_and_a_bad_limit_is_refused(warehouse):
     assert done.stdout.count("\n") == 1 + 250 and done.stderr == ""
     bad = sql(warehouse, "--limit", "-1")
     assert bad.exit_code == 2 and "--limit" in bad.stderr
+
+
+def test_a_small_result_drawn_whole_but_for_the_rows_beyond_the_limit():
+    frame = pl.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    text, notes = frame_text(frame, limit=2, width=80)
+    assert text == (
+        "shape: (3, 2)\n"
+        "┌─────┬─────┐\n"
+        "│ a   ┆ b   │\n"
+        "│ --- ┆ --- │\n"
+        "│ i64 ┆ str │\n"
+        "╞═════╪═════╡\n"
+        "│ 1   ┆ x   │\n"
+        "│ 2   ┆ y   │\n"
+        "└─────┴─────┘"
+    )
+    assert notes == [
+        "2 of 3 rows shown: --limit N shows more (--limit 0: all), --format csv writes them all"
+    ]

@@ -30,12 +30,11 @@ from relcol.report._tables import (
     realised_rates_table,
     realised_trends_table,
 )
-from relcol.report._terminal import SQL_ROWS, frame_text, terminal_summary
+from relcol.report._terminal import terminal_summary
 
 __all__ = [
     "OKABE_ITO",
     "SECTIONS",
-    "SQL_ROWS",
     "ReportMeta",
     "calibration_table",
     "confidence_by_correctness",
@@ -44,7 +43,6 @@ __all__ = [
     "degradation_curve",
     "degradation_figure",
     "figure_svg",
-    "frame_text",
     "model_styles",
     "realised_rates_table",
     "realised_trends_table",

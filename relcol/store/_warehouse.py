@@ -282,7 +282,9 @@ class Warehouse:
 
     def _run(self, query, params, sources, bins, unsafe, timeout, memory_limit) -> pl.DataFrame:
         try:
-            con = connect(sources, bins=bins, sandbox=not unsafe, memory_limit=memory_limit)
+            con = connect(
+                sources, bins=bins, sandbox=not unsafe, memory_limit=memory_limit, query=query
+            )
         except WarehouseError as exc:
             raise _Failed(str(exc)) from None
         expired = threading.Event()

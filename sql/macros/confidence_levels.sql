@@ -36,44 +36,36 @@ numbered AS (
         ON s.study = c.study AND s.dataset = c.dataset AND s.model = c.model
         AND s.corruption = c.corruption AND s.severity = c.severity
         AND s.label IS NOT DISTINCT FROM c.label
+),
+levels AS (
+    -- one row per distinct score of a cell (one for its rows without a score): the window
+    -- below sorts levels, not rows, and rows with equal scores need no order at all
+    SELECT cell, score_value, count(*) AS n, sum(correct) AS n_correct
+    FROM numbered
+    GROUP BY cell, score_value
 )
--- one sort per cell, highest score first (rows without a score last). Every count is a frame
--- of that one window (frames that DuckDB evaluates fast: running ones, and whole-partition
--- sums without FILTER), and the first row of each level, where row_number = rank, stands for
--- it: rank − 1 rows and the running sum before it lie above the level. DOUBLE running sums are
--- exact for counts below 2^53 and much faster than HUGEINT ones.
+-- one sort of the levels per cell, highest score first (the level without a score last); the
+-- running sums of that window count the rows from the top. DOUBLE running sums are exact for
+-- counts below 2^53 and much faster than HUGEINT ones.
 SELECT
     cell,
     score_value AS threshold,
-    count(*) OVER above - rank() OVER levels + 1 AS n,
-    CAST(sum(correct) OVER above - coalesce(sum(correct) OVER before, 0) AS BIGINT) AS n_correct,
-    CASE WHEN score_value IS NOT NULL THEN count(*) OVER above END AS accepted,
-    CASE WHEN score_value IS NOT NULL THEN CAST(sum(correct) OVER above AS BIGINT) END
+    n,
+    CAST(n_correct AS BIGINT) AS n_correct,
+    CASE WHEN score_value IS NOT NULL THEN CAST(sum(CAST(n AS DOUBLE)) OVER above AS BIGINT) END
+        AS accepted,
+    CASE WHEN score_value IS NOT NULL THEN CAST(sum(n_correct) OVER above AS BIGINT) END
         AS accepted_correct,
-    count(*) OVER whole - CAST(sum(CASE WHEN score_value IS NULL THEN 1 ELSE 0 END) OVER whole AS BIGINT)
-        AS n_cell,
-    CAST(sum(CASE WHEN score_value IS NULL THEN 0.0 ELSE correct END) OVER whole AS BIGINT)
+    CAST(sum(CASE WHEN score_value IS NULL THEN 0.0 ELSE n END) OVER whole AS BIGINT) AS n_cell,
+    CAST(sum(CASE WHEN score_value IS NULL THEN 0.0 ELSE n_correct END) OVER whole AS BIGINT)
         AS n_correct_cell,
-    CAST(sum(CASE WHEN score_value IS NULL THEN 1 ELSE 0 END) OVER whole AS BIGINT) AS n_missing
-FROM numbered
+    CAST(sum(CASE WHEN score_value IS NULL THEN 1.0 * n ELSE 0.0 END) OVER whole AS BIGINT)
+        AS n_missing
+FROM levels
 WINDOW
-    levels AS (
-        PARTITION BY cell
-        ORDER BY score_value DESC NULLS LAST
-    ),
     above AS (
         PARTITION BY cell
         ORDER BY score_value DESC NULLS LAST
-        RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
+        ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW
     ),
-    before AS (
-        PARTITION BY cell
-        ORDER BY score_value DESC NULLS LAST
-        ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING
-    ),
-    whole AS (
-        PARTITION BY cell
-        ORDER BY score_value DESC NULLS LAST
-        ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING
-    )
-QUALIFY row_number() OVER levels = rank() OVER levels;
+    whole AS (PARTITION BY cell);

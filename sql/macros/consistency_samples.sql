@@ -9,7 +9,7 @@
 --   ec_g (share of replicate pairs both wrong), ec_acc (pairs agreeing on right or wrong),
 --   pa (pairs predicting the same class).
 -- Inputs: source, the name of a table or view with the long table's columns
---   (default 'predictions'); macro consistency_counts.
+--   (default 'predictions'); macro consistency_strata (consistency_counts, unordered).
 -- Parameters: none.
 -- The Polars twin is relcol.metrics.consistency_samples.
 CREATE OR REPLACE MACRO consistency_samples(source := 'predictions') AS TABLE
@@ -28,6 +28,6 @@ SELECT
     avg((wrong * (wrong - 1) / 2 + (replicates - wrong) * (replicates - wrong - 1) / 2)
         / (replicates * (replicates - 1) / 2)) AS ec_acc,
     avg(agreeing_pairs / (replicates * (replicates - 1) / 2)) AS pa
-FROM consistency_counts(source)
+FROM consistency_strata(source)
 GROUP BY study, dataset, model, corruption, severity, label, axis, sample_id
 ORDER BY study, dataset, model, corruption, severity, label, axis, sample_id;
