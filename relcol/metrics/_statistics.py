@@ -157,45 +157,26 @@ def sorted_rows(rows: pl.LazyFrame, n_order: int) -> pl.LazyFrame:
     """The rows sorted once per cell: by cell, then confidence and the tie-breaking columns
     all descending (the most confident first, as rows enter a selective classifier), with
     ``n_cell`` and ``r``, the row's 0-based rank in the ascending order (confidence, then the
-    tie-breaking columns), which is this order reversed.
-
-    A cell's rows are contiguous, so ``n_cell`` and ``r`` come from the positions of its first
-    and last rows (a fill over the whole frame) rather than from windows over the cell id,
-    which group the rows again (a third of the cost)."""
+    tie-breaking columns), which is this order reversed."""
     by = [CELL_ID, "c", *(f"o{i}" for i in range(n_order))]
-    cell, at = pl.col(CELL_ID), pl.col("_at")
-    first = pl.when((cell != cell.shift(1)).fill_null(True)).then(at).forward_fill()
-    last = pl.when((cell != cell.shift(-1)).fill_null(True)).then(at).backward_fill()
+    n_cell = pl.len().cast(pl.Int64).over(CELL_ID)
     return (
         rows.select(*by, "z")
         .sort(by, descending=[False] + [True] * (len(by) - 1))
-        .with_columns(_at=pl.int_range(pl.len(), dtype=pl.Int64))
-        .with_columns(r=last - at, n_cell=last - first + 1)
-        .drop("_at")
+        .with_columns(
+            r=n_cell - 1 - pl.int_range(pl.len(), dtype=pl.Int64).over(CELL_ID), n_cell=n_cell
+        )
         .cache()
     )
 
 
 def mass_statistics(ordered: pl.LazyFrame, bins: int) -> pl.LazyFrame:
-    """Per cell × non-empty equal-mass bin: ``bin`` = ⌊r·M/n⌋, its confidence range and sums.
-
-    In the order of ``sorted_rows`` the bins of a cell are contiguous runs, last bin first, so
-    one increasing integer key (cell, M − 1 − bin), marked sorted, lets Polars group by slicing
-    the runs instead of hashing two keys."""
+    """Per cell × non-empty equal-mass bin: ``bin`` = ⌊r·M/n⌋, its confidence range and sums."""
     c = pl.col("c")
-    bin_index = pl.col("r") * bins // pl.col("n_cell")
-    run = (pl.col(CELL_ID).cast(pl.Int64) * bins + (bins - 1) - bin_index).set_sorted()
     return (
-        ordered.with_columns(**bin_terms(), _run=run)
-        .group_by("_run", maintain_order=True)
-        .agg(
-            pl.col(CELL_ID).first(),
-            bin_index.first().alias("bin"),
-            *bin_sums(),
-            bin_lower=c.min(),
-            bin_upper=c.max(),
-        )
-        .drop("_run")
+        ordered.with_columns(**bin_terms())
+        .group_by(CELL_ID, (pl.col("r") * bins // pl.col("n_cell")).alias("bin"))
+        .agg(*bin_sums(), bin_lower=c.min(), bin_upper=c.max())
     )
 
 
