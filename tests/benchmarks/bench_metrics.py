@@ -15,9 +15,13 @@ materialised; on a machine shared with other work, compare the CPU columns):
   selective;
 - duckdb: the same five relations from the SQL macros (``SELECT * FROM calibration()``, …);
 - (a) one DuckDB GROUP BY scan of the same columns (cell keys, confidence, correct,
-  sample_id, seed, repeat, y_true, proba): the floor for anything that reads them;
+  sample_id, seed, repeat, y_pred, y_true, proba): the floor for anything that reads them;
 - (b) a per-cell Python loop calling numpy / scikit-learn for the same metrics (ECE₀ by its
   per-row definition, R = 100), run once (``--skip-loop`` to skip it).
+
+Then the Polars suite with ``proba=None`` against one scan without ``y_true`` and ``proba``,
+and last the two ratios (suite ÷ scan, wall and CPU) with and without the vectors
+(``--skip-sql`` leaves out the DuckDB suite).
 
 Not a test: pytest does not collect it (tests/benchmarks/, no ``test_`` prefix).
 """
