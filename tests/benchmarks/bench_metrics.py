@@ -15,9 +15,13 @@ materialised; on a machine shared with other work, compare the CPU columns):
   selective;
 - duckdb: the same five relations from the SQL macros (``SELECT * FROM calibration()``, …);
 - (a) one DuckDB GROUP BY scan of the same columns (cell keys, confidence, correct,
-  sample_id, seed, repeat, y_true, proba): the floor for anything that reads them;
+  sample_id, seed, repeat, y_pred, y_true, proba): the floor for anything that reads them;
 - (b) a per-cell Python loop calling numpy / scikit-learn for the same metrics (ECE₀ by its
   per-row definition, R = 100), run once (``--skip-loop`` to skip it).
+
+Then the Polars suite with ``proba=None`` against one scan without ``y_true`` and ``proba``,
+and last the two ratios (suite ÷ scan, wall and CPU) with and without the vectors
+(``--skip-sql`` leaves out the DuckDB suite).
 
 Not a test: pytest does not collect it (tests/benchmarks/, no ``test_`` prefix).
 """
@@ -96,8 +100,8 @@ def best_of(repeats: int, run) -> tuple[float, float]:
     return min(walls), min(cpus)
 
 
-def polars_suite(path: Path) -> None:
-    tables = metric_tables(pl.scan_parquet(path), CELL)
+def polars_suite(path: Path, proba: str | None = "proba") -> None:
+    tables = metric_tables(pl.scan_parquet(path), CELL, proba=proba)
     pl.collect_all(tables.values())
 
 
@@ -124,11 +128,13 @@ def duckdb_suite(con: duckdb.DuckDBPyConnection) -> None:
         con.sql(query).to_arrow_table()
 
 
-def group_by_scan(con: duckdb.DuckDBPyConnection) -> None:
+def group_by_scan(con: duckdb.DuckDBPyConnection, proba: bool = True) -> None:
+    """One GROUP BY over the columns the suite reads (without the vector: those it still reads)."""
     keys = ", ".join(CELL)
+    vector = ", sum(y_true), sum(list_sum(proba))" if proba else ""
     con.sql(
         f"SELECT {keys}, count(*), sum(confidence), sum(CAST(correct AS INTEGER)), "
-        'sum(sample_id), sum(seed), sum("repeat"), sum(y_true), sum(list_sum(proba)) '
+        f'sum(sample_id), sum(seed), sum("repeat"), sum(y_pred){vector} '
         f"FROM predictions GROUP BY {keys}"
     ).to_arrow_table()
 
@@ -205,6 +211,7 @@ def main() -> None:
     parser.add_argument("--classes", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-loop", action="store_true", help="skip baseline (b)")
+    parser.add_argument("--skip-sql", action="store_true", help="skip the DuckDB suite")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="relcol-bench-") as folder:
@@ -217,14 +224,20 @@ def main() -> None:
         )
         con = duckdb_connection(path)
         load = f"{os.getloadavg()[0]:.2f}"
+        scan = best_of(args.repeats, lambda: group_by_scan(con))
         times = {
-            "(a) duckdb group-by scan": best_of(args.repeats, lambda: group_by_scan(con)),
+            "(a) duckdb group-by scan": scan,
             "polars suite": best_of(args.repeats, lambda: polars_suite(path)),
-            "duckdb suite": best_of(args.repeats, lambda: duckdb_suite(con)),
         }
+        if not args.skip_sql:
+            times["duckdb suite"] = best_of(args.repeats, lambda: duckdb_suite(con))
         if not args.skip_loop:
             times["(b) per-cell numpy/sklearn loop"] = best_of(1, lambda: per_cell_loop(path))
-        scan = times["(a) duckdb group-by scan"]
+        bare = best_of(args.repeats, lambda: group_by_scan(con, proba=False))
+        without = {
+            "(a) scan, no vector": bare,
+            "polars suite, proba=None": best_of(args.repeats, lambda: polars_suite(path, None)),
+        }
         loop = times.get("(b) per-cell numpy/sklearn loop")
         print(
             f"load average before: {load}; after: {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores)"
@@ -232,12 +245,19 @@ def main() -> None:
         print(
             f"{'':34s}{'wall s':>8s}{'÷ (a)':>8s}{'(b) ÷':>8s}{'CPU s':>9s}{'÷ (a)':>8s}{'(b) ÷':>8s}"
         )
-        for name, (wall, cpu) in times.items():
-            row = f"{name:34s}{wall:8.2f}{wall / scan[0]:7.1f}×"
-            row += f"{loop[0] / wall:7.1f}×" if loop else " " * 8
-            row += f"{cpu:9.2f}{cpu / scan[1]:7.1f}×"
-            row += f"{loop[1] / cpu:7.1f}×" if loop else ""
-            print(row)
+        for group, floor, baseline in ((times, scan, loop), (without, bare, None)):
+            for name, (wall, cpu) in group.items():
+                row = f"{name:34s}{wall:8.2f}{wall / floor[0]:7.1f}×"
+                row += f"{baseline[0] / wall:7.1f}×" if baseline else " " * 8
+                row += f"{cpu:9.2f}{cpu / floor[1]:7.1f}×"
+                row += f"{baseline[1] / cpu:7.1f}×" if baseline else ""
+                print(row)
+        suite, suite_bare = times["polars suite"], without["polars suite, proba=None"]
+        print(
+            f"ratio suite ÷ one scan (wall / CPU): with vectors {suite[0] / scan[0]:.1f}× / "
+            f"{suite[1] / scan[1]:.1f}×, without {suite_bare[0] / bare[0]:.1f}× / "
+            f"{suite_bare[1] / bare[1]:.1f}×"
+        )
 
 
 if __name__ == "__main__":
