@@ -195,7 +195,7 @@ def test_a_report_that_fails_late_publishes_nothing(reported, tmp_path, monkeypa
     wh = reported
     out = tmp_path / "report"
     before = snapshot(wh.root), snapshot(out)
-    import relcol._api as api
+    import relcol.workflows._report_pages as api
 
     def failing(folder, **_):
         (Path(folder) / "index.html").write_text("half")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from relcol._text import printable
+from relcol.text import printable
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
