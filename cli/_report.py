@@ -73,6 +73,12 @@ from relcol.cli._common import (
     metavar="D",
     help="Scorecard: severity of --noise for resilience (default: the study's, else 0.1).",
 )
+@click.option(
+    "--compare",
+    metavar="MODELS",
+    help="Reference models of the model-vs-model differences, separated by commas, or 'all' "
+    "for every pair (default: the study's baseline, else the first model its spec lists).",
+)
 @warehouse_option
 @quiet_option("Print only the report's path.")
 @json_option("Print the calibration table as JSON on stdout.")
@@ -90,6 +96,7 @@ def report(
     noise: str | None,
     stability_at: float | None,
     resilience_at: float | None,
+    compare: str | None,
     warehouse: str | None,
     quiet: bool,
     as_json: bool,
@@ -102,6 +109,7 @@ def report(
       relcol report                               # the only study, into ./reports/<study>
       relcol report --study email-llm --out reports/email --bins 10
       relcol report --bootstrap 2000 --alpha 0.1 --tau 0.03 --seed 1
+      relcol report --compare lightgbm,mlp            # differences against two models
     """
     import contextlib
     import sys
@@ -138,6 +146,7 @@ def report(
             noise=noise,
             stability_at=stability_at,
             resilience_at=resilience_at,
+            compare=compare,
             progress=advance,
         )
     if as_json:

@@ -51,13 +51,14 @@ def bin_table(confidence: np.ndarray, correct: np.ndarray, bins: int) -> dict[st
 
 
 def metrics(confidence: np.ndarray, correct: np.ndarray, bins: int) -> dict[str, float]:
-    """n, accuracy, mean_confidence, gap, abs_gap, ece, mce, mce_n of one group (mce_n: the
-    most rows among the bins within 1e-12 of the MCE)."""
+    """n, accuracy, mean_confidence, gap, abs_gap, ece, ece_over, ece_under, mce, mce_n of one
+    group (mce_n: the most rows among the bins within 1e-12 of the MCE)."""
     c = np.asarray(confidence, dtype=np.float64)
     z = np.asarray(correct, dtype=np.float64)
     table = bin_table(c, z, bins)
     weights = table["n"] / len(c)
-    bin_gaps = np.abs(table["accuracy"] - table["mean_confidence"])
+    signed = table["mean_confidence"] - table["accuracy"]  # > 0: an overconfident bin
+    bin_gaps = np.abs(signed)
     gap = float(c.mean() - z.mean())
     return {
         "n": len(c),
@@ -66,6 +67,8 @@ def metrics(confidence: np.ndarray, correct: np.ndarray, bins: int) -> dict[str,
         "gap": gap,
         "abs_gap": abs(gap),
         "ece": float(np.sum(weights * bin_gaps)),
+        "ece_over": float(np.sum(weights * np.maximum(signed, 0.0))),
+        "ece_under": float(np.sum(weights * np.maximum(-signed, 0.0))),
         "mce": float(bin_gaps.max()),
         "mce_n": int(table["n"][bin_gaps >= bin_gaps.max() - 1e-12].max()),
     }
@@ -314,6 +317,8 @@ CALIBRATION_COLUMNS = (
     "gap",
     "abs_gap",
     "ece",
+    "ece_over",
+    "ece_under",
     "mce",
     "mce_n",
     "ace",

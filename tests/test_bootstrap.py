@@ -379,7 +379,7 @@ def test_differences_are_paired():
     rows = pl.concat([rows, copy])
     result = bootstrap(rows, replicates=200)
     points = suite(rows, 15)
-    table = paired_differences(result, points)
+    table = paired_differences(result, points, compare="all")
     same = table.filter(
         (pl.col("contrast") == "model")
         & (pl.col("model") == "c")

@@ -104,7 +104,8 @@ def test_auroc_truth_is_the_double_integral():
 
 def test_a_calibrated_law_has_no_calibration_error():
     truth = LAWS["calibrated"].truth()
-    for metric in ("gap", "abs_gap", "ece", "mce", "rmsce", "ece_debiased", "ace"):
+    errors = ("ece", "ece_over", "ece_under", "mce", "rmsce", "ece_debiased", "ace")
+    for metric in ("gap", "abs_gap", *errors):
         assert abs(truth[metric]) < 1e-9, metric
 
 

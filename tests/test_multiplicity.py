@@ -38,7 +38,7 @@ def test_differences_carry_p_and_q_values_per_family():
     rows = frame_of(np.random.default_rng(7), models=("a", "b", "c"), severities=(0.0, 0.3, 0.6))
     result = bootstrap(rows, replicates=200)
     points = calibration(rows, CELL, proba=None).collect()
-    table = paired_differences(result, points, metrics=["gap", "accuracy"])
+    table = paired_differences(result, points, metrics=["gap", "accuracy"], compare="all")
     assert table["p_value"].min() > 0 and table["p_value"].max() <= 1
     # a model pair appears both ways with the same p- and q-value
     model = table.filter(pl.col("contrast") == "model", pl.col("metric") == "gap")

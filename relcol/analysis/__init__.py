@@ -45,7 +45,7 @@ from relcol.analysis._coverage import (
 )
 from relcol.analysis._degradation import degradation_summary, worst_gaps
 from relcol.analysis._frames import CELL_KEYS, group_keys, require_columns, sort_by_appearance
-from relcol.analysis._headline import GRID_COLUMNS, LIGHTS, break_grid, verdicts
+from relcol.analysis._headline import GRID_COLUMNS, WORST_FIRST, break_grid, verdicts
 from relcol.analysis._monitoring import (
     ALERT_COLUMNS,
     ALERT_EXIT,
@@ -97,6 +97,7 @@ from relcol.analysis._scorecard import corruption_error, scorecard
 from relcol.analysis._scores import binary_scores
 from relcol.analysis._statistical import statistical_tables
 from relcol.analysis._thresholds import (
+    LIGHTS,
     TrafficLight,
     cell_evidence,
     cell_lights,
@@ -106,10 +107,12 @@ from relcol.analysis._thresholds import (
 )
 from relcol.analysis._training import SCOPES, with_training_variation
 from relcol.analysis._trends import spearman, spearman_rows, trends
+from relcol.store import CELL
 
 __all__ = [
     "ALERT_COLUMNS",
     "ALERT_EXIT",
+    "CELL",
     "CELL_KEYS",
     "DEGRADING",
     "GRID_COLUMNS",
@@ -127,6 +130,7 @@ __all__ = [
     "SCORECARD_RELIABILITY_ECE",
     "STREAM",
     "SUMMARY_TABLES",
+    "WORST_FIRST",
     "CoverageResult",
     "Law",
     "MonitorResult",

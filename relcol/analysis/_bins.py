@@ -27,11 +27,12 @@ from statistics import NormalDist
 
 import polars as pl
 
-from relcol.analysis._frames import CELL_KEYS, require_columns
+from relcol.analysis._frames import require_columns
 from relcol.checks import check_int
+from relcol.store import CELL
 
 #: The cell keys (``label`` included: null for single-label rows).
-KEYS = (*CELL_KEYS, "label")
+KEYS = CELL
 #: A curve: a cell without its severity.
 CURVE = tuple(k for k in KEYS if k != "severity")
 _BIN_INPUTS = (*KEYS, "binning", "bin", "bin_lower", "bin_upper", "n", "accuracy")

@@ -59,19 +59,25 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import polars as pl
 import scipy.sparse as sparse
+import scipy.sparse.csgraph as csgraph
 from scipy import stats
 
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.checks import check_int, check_interval, check_seed
+from relcol.errors import ParameterError
 from relcol.metrics import (
+    BINNINGS,
     CHUNK_ROWS,
+    REGISTRY,
     TWO_32,
     WIDTH_METRICS,
     bin_index,
+    bin_metrics,
     bin_sums,
     bin_terms,
     chunk_filter,
@@ -79,22 +85,20 @@ from relcol.metrics import (
     exact_product,
     exact_sum,
     exact_var,
+    moment_metrics,
+    rank_metrics,
+    replicated,
     stream_key,
     uniform,
     width_metrics,
 )
-from relcol.metrics import EULER_GAMMA as _EULER_GAMMA
-from relcol.metrics import HARMONIC_ASYMPTOTIC as _ASYMPTOTIC
-from relcol.metrics import HARMONIC_SHIFT as _SHIFT
 from relcol.metrics import HASH_ABSORB as ABSORB
 from relcol.metrics import HASH_MASK as MASK
 from relcol.metrics import HASH_MIX as MIX
 from relcol.metrics import HASH_SEED as SEED
 from relcol.metrics import brier_terms as _brier_terms
-from relcol.metrics import cohens_d_from_moments as _cohens_d
 from relcol.metrics import nll_terms as _nll_terms
 from relcol.metrics import nll_top_terms as _nll_top_terms
-from relcol.metrics import point_biserial_from_moments as _point_biserial
 from relcol.store import CELL
 
 #: Default number of replicates B, level α and rank-metric levels.
@@ -109,58 +113,26 @@ POISSON_CDF: tuple[float, ...] = tuple(
 )
 
 #: Metrics from per-cell sums that need the probability vector.
-PROBA_METRICS = ("brier", "nll")
+PROBA_METRICS = replicated("proba")
 #: Effect sizes from the confidence moments of right and wrong rows.
-MOMENT_METRICS = ("cohens_d", "point_biserial")
+MOMENT_METRICS = replicated("moments")
 #: Metrics from counts per confidence level.
-RANK_METRICS = (
-    "auroc",
-    "aupr_success",
-    "aupr_error",
-    "fpr_at_95tpr",
-    "aurc",
-    "aurc_optimal",
-    "e_aurc",
-    "risk_at_coverage",
-    "coverage_at_risk",
-)
-#: Every metric with replicates, and the table each belongs to.
+RANK_METRICS = replicated("ranks")
+#: Every metric the replicates hold: the registry's metrics with a kernel, family by family.
+REPLICATED = (*WIDTH_METRICS, *replicated("mass"), *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
+#: Every metric with replicates or replicates derived from them (``ece_excess``: ECE's), and
+#: the table each belongs to.
 TABLES: Mapping[str, tuple[str, ...]] = {
-    "calibration": (*WIDTH_METRICS, "ace", "ece_excess", *PROBA_METRICS),
-    "discrimination": (*RANK_METRICS[:4], *MOMENT_METRICS),
-    "selective": RANK_METRICS[4:],
+    view: tuple(m.name for m in REGISTRY.values() if m.view == view and m.interval is not None)
+    for view in ("calibration", "discrimination", "selective")
 }
-#: Every metric the replicates hold.
-REPLICATED = (*WIDTH_METRICS, "ace", *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
-#: Metrics printed as a descriptive number only, and why: the estimator's bias is of the
-#: order of its interval, so its bootstrap interval misses the population value far more
-#: often than α (``relcol.analysis.coverage_study`` measures it; README, "Coverage,
-#: verified", has the table).
+#: Metrics printed as a descriptive number only, and why (``Metric.interval``): the
+#: estimator's bias is of the order of its interval, so its bootstrap interval misses the
+#: population value far more often than α (``relcol.analysis.coverage_study`` measures it;
+#: docs/statistics.md has the table).
 NO_INTERVAL: Mapping[str, str] = {
-    "ece": "binned ECE sums |accₘ − confₘ|, whose noise is positive in every bin: a floor "
-    "of order √(M/n) above the population value that the resample adds again",
-    "mce": "a maximum over bins, set by the emptiest bins' noise",
-    "rmsce": "the root-mean-square of the binned gaps: the same floor as ECE",
-    "ace": "ECE on equal-mass bins: the same floor as ECE",
-    "ece_excess": "ECE₀ is the floor of a calibrated model; subtracting it over-corrects a "
-    "miscalibrated one, so the interval covers neither the population ECE nor a fixed "
-    "share of it",
-    "brier_reliability": "the plug-in square of the binned gaps (RMSCE²): biased upwards by "
-    "the bins' sampling variance",
-    "brier_resolution": "the spread of the per-bin accuracies includes their sampling "
-    "variance: biased upwards",
-    "ece_debiased": "Kumar et al.'s square is unbiased, but its root is not, and near a "
-    "calibration error of 0 (a parameter at its boundary) neither the percentile, the basic "
-    "(bootstrap truth = the plug-in square) nor a delta-method normal interval of the square "
-    "covers on every law",
-    "aupr_success": "average precision is a sum of precisions at the positives' ranks, "
-    "biased downwards at a few hundred rows; its percentile interval undercovers "
-    "(0.914–0.946 at n ≤ 300), and shifting it by the bootstrap bias does not mend it",
-    "aupr_error": "as aupr_success, with the wrong rows as positives (0.916–0.946 at "
-    "n ≤ 300)",
-    "coverage_at_risk": "the largest coverage whose observed risk meets the target is a "
-    "maximum over the noisy risk–coverage curve: biased upwards, and positive where the "
-    "population has no such coverage",
+    name: REGISTRY[name].interval for names in TABLES.values() for name in names
+    if REGISTRY[name].interval
 }
 #: Metrics printed with an interval (``<metric>_lo``/``<metric>_hi``), each realised
 #: coverage verified by ``relcol.analysis.coverage_study`` on every law of ``LAWS``.
@@ -172,14 +144,10 @@ INTERVAL_METRICS = tuple(
 #: below 5 samples it spans most of [0, 1] and says nothing.
 MIN_BIN_SAMPLES = 5
 #: Metrics with per-seed values (ACE and the ECE₀ family need a pooled cell).
-SEED_METRICS = (*WIDTH_METRICS, *PROBA_METRICS, *MOMENT_METRICS, *RANK_METRICS)
+SEED_METRICS = tuple(name for name in REPLICATED if REGISTRY[name].needs != "mass")
 
-#: The binnings of ``calibration_bins`` (docs/metrics.md).
-BINNINGS = ("width", "mass")
 #: Entries of one dense D (samples × statistics) or rank-count array processed at once.
 BATCH_ENTRIES = 10_000_000
-#: A variance below this is zero (a group whose confidences are all equal).
-_TINY_VARIANCE = 1e-13
 
 
 # Weights -------------------------------------------------------------------------------------
@@ -226,10 +194,11 @@ def poisson_weights(
     >>> poisson_weights("default", [0, 1, 2], 2).tolist()
     [[2, 4, 1], [2, 1, 4]]
     """
-    h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids)).astype(np.uint32)
+    h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids))
     weights = np.zeros(h.shape, dtype=np.uint8)
+    reached = np.empty(h.shape, dtype=bool)
     for threshold in _THRESHOLDS:
-        weights += h >= threshold
+        weights += np.greater_equal(h, threshold, out=reached)
     return weights
 
 
@@ -241,17 +210,30 @@ _THRESHOLDS = tuple(
 
 
 def _hashes(stream: int, seed: int, replicates: int, sample_ids: np.ndarray) -> np.ndarray:
-    """hash32(stream, seed, b, s) for b < ``replicates`` × s in ``sample_ids`` (numpy)."""
+    """hash32(stream, seed, b, s) for b < ``replicates`` × s in ``sample_ids``: (B × n) uint32.
+
+    Every step of the hash is a XOR, a shift or a product masked to 32 bits, so the (B × n)
+    part runs in place on 32-bit words, whose products wrap modulo 2³² exactly as the mask
+    does: an eighth of the memory traffic of 64-bit words with fresh temporaries."""
     h = SEED
     for key in (stream, seed):
         h = _absorb_int(_absorb_int(h, key & MASK), (key >> 32) & MASK)
     b = np.arange(replicates, dtype=np.uint64)
     hb = _absorb(_absorb(np.uint64(h), b), np.uint64(0))  # b < 2^32: its high word is 0
     ids = sample_ids.astype(np.int64)
-    low = (ids & MASK).astype(np.uint64)
-    high = ((ids >> 32) & MASK).astype(np.uint64)
-    h = _absorb(hb[:, None], low[None, :])
-    return _mix(_absorb(h, high[None, :]))
+    low = (ids & MASK).astype(np.uint32)
+    high = ((ids >> 32) & MASK).astype(np.uint32)
+    absorb, mix = np.uint32(ABSORB), np.uint32(MIX)
+    x = np.bitwise_xor(hb.astype(np.uint32)[:, None], low[None, :])
+    x *= absorb
+    x ^= high[None, :]
+    x *= absorb
+    shifted = np.empty_like(x)
+    for _ in range(2):
+        x ^= np.right_shift(x, 16, out=shifted)
+        x *= mix
+    x ^= np.right_shift(x, 16, out=shifted)
+    return x
 
 
 def _absorb_int(h: int, word: int) -> int:
@@ -260,12 +242,6 @@ def _absorb_int(h: int, word: int) -> int:
 
 def _absorb(h: np.ndarray, word: np.ndarray) -> np.ndarray:
     return ((h ^ word) * np.uint64(ABSORB)) & np.uint64(MASK)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    x = ((x >> np.uint64(16)) ^ x) * np.uint64(MIX) & np.uint64(MASK)
-    x = ((x >> np.uint64(16)) ^ x) * np.uint64(MIX) & np.uint64(MASK)
-    return (x >> np.uint64(16)) ^ x
 
 
 # The result ---------------------------------------------------------------------------------
@@ -538,9 +514,171 @@ def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFram
 
 
 def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context) -> dict:
-    """Replicates of the cells of one (study, dataset) block: one sample set, one W."""
+    """Replicates of the cells of one (study, dataset) block.
+
+    Cells that share their test samples (the cells of one model, of models on one test set)
+    form a group with one W (replicates × the group's samples); cells on disjoint or mostly
+    different samples go to different groups, so the work is linear in the rows whatever
+    the structure. A block that is one group (every dense study) is one product, as ever."""
     samples, sid = np.unique(block["sample_id"], return_inverse=True)
-    wt, wt32 = _weight_columns(study, samples, ctx)
+    groups = sample_groups(block["cell"], sid, n_cells, len(samples))
+    if len(groups) == 1:
+        wt, wt32 = _weight_columns(study, samples, ctx)
+        return _product(block, n_cells, sid, len(samples), wt, wt32, ctx)
+    # each group's weights drawn once (uint8, a byte per sample and replicate), side by side
+    with ThreadPoolExecutor(_threads()) as pool:
+        weights = list(
+            pool.map(
+                lambda g: poisson_weights(study, samples[g[1]], ctx.replicates, seed=ctx.seed),
+                groups,
+            )
+        )
+    group_of_cell = np.empty(n_cells, dtype=np.int64)
+    for g, (cells, _) in enumerate(groups):
+        group_of_cell[cells] = g
+    row_group = group_of_cell[block["cell"]]
+    local = np.empty(len(sid), dtype=np.int64)  # each row's position in its group's samples
+    order = np.argsort(row_group, kind="stable")
+    edges = np.searchsorted(row_group[order], np.arange(len(groups) + 1))
+    for g, (_, members) in enumerate(groups):
+        rows = order[edges[g] : edges[g + 1]]
+        local[rows] = np.searchsorted(members, sid[rows])
+    # the grid of the exact product is sized for the block's largest weight, so each
+    # group's sums have the bits of the one product over the whole block
+    w_max = max(1.0, *(float(w.max(initial=0)) for w in weights))
+    grouped = _GroupWeights(weights, group_of_cell)
+    return _product(block | {"group": row_group}, n_cells, local, 0, grouped, grouped, ctx, w_max)
+
+
+@dataclass(frozen=True)
+class _GroupWeights:
+    """The weights of a block's groups (``sample_groups``): ``weights[g]`` is the uint8
+    (B × samples) W of group g, ``group_of_cell`` each cell's group; ``columns(g, dtype)``
+    gives Wᵀ with its first column of unit weights, as ``_weight_columns`` does."""
+
+    weights: list[np.ndarray]
+    group_of_cell: np.ndarray
+    cache: dict = field(default_factory=dict, compare=False)
+
+    def size(self, g: int) -> int:
+        return self.weights[g].shape[1]
+
+    def columns(self, g: int, dtype: type) -> np.ndarray:
+        key = np.dtype(dtype).char
+        cached = self.cache.get(key)
+        if cached is not None and cached[0] == g:
+            return cached[1]
+        wt = np.empty((self.size(g), len(self.weights[g]) + 1), dtype=dtype)
+        wt[:, 0] = 1
+        wt[:, 1:] = self.weights[g].T
+        self.cache[key] = (g, wt)  # a group's cells are consecutive batches: reused
+        return wt
+
+
+#: A set of cells linked by shared samples is one group (one dense product over the union
+#: of their samples) when that product is at most this many times the cells' own entries.
+DENSE_SLACK = 1.25
+
+
+def sample_groups(
+    cell: np.ndarray, sid: np.ndarray, n_cells: int, n_samples: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The groups of cells whose replicates are one product: (cells, samples) per group, both
+    sorted index arrays (cell numbers; positions among the block's ``n_samples`` samples).
+
+    Cells linked through shared samples (the connected parts of the cell–sample graph) are
+    one group when dense enough (``DENSE_SLACK``): the cells of a model and of models on one
+    test set. A sparse part is split into the cells with identical sample sets, each set
+    joining a group it overlaps while the group stays dense enough (``_merge_sets``). A block
+    with all its cells on all its samples is one group of everything.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relcol.analysis._bootstrap import sample_groups
+    >>> groups = sample_groups(np.array([0, 0, 1, 1, 2, 2]), np.array([0, 1, 0, 1, 2, 3]), 3, 4)
+    >>> [(c.tolist(), s.tolist()) for c, s in groups]
+    [([0, 1], [0, 1]), ([2], [2, 3])]
+    """
+    cell = cell.astype(np.int64)
+    key = cell * n_samples + sid
+    if n_cells * n_samples <= 4 * len(key) + 1024:
+        seen = np.zeros(n_cells * n_samples, dtype=bool)
+        seen[key] = True
+        counts = np.count_nonzero(seen.reshape(n_cells, n_samples), axis=1)
+        if (counts == n_samples).all():
+            return [(np.arange(n_cells), np.arange(n_samples))]
+        key = np.flatnonzero(seen)
+    else:
+        key = np.unique(key)
+    pair_cell, pair_sid = key // n_samples, key % n_samples
+    counts = np.bincount(pair_cell, minlength=n_cells)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    graph = sparse.coo_matrix(
+        (np.ones(len(key), dtype=np.int8), (pair_cell, pair_sid + n_cells)),
+        shape=(n_cells + n_samples, n_cells + n_samples),
+    )
+    _, label = csgraph.connected_components(graph, directed=False)
+    label = label[:n_cells]
+    order = np.argsort(label, kind="stable")
+    split = np.flatnonzero(np.diff(label[order])) + 1
+    groups = []
+    for cells in np.split(order, split):
+        members = np.unique(np.concatenate([pair_sid[starts[c] : starts[c + 1]] for c in cells]))
+        if len(members) * len(cells) <= DENSE_SLACK * counts[cells].sum():
+            groups.append((cells, members))
+            continue
+        groups += _merge_sets(cells, pair_sid, starts, n_samples)
+    groups.sort(key=lambda group: int(group[0][0]))
+    return groups
+
+
+def _merge_sets(
+    cells: np.ndarray, pair_sid: np.ndarray, starts: np.ndarray, n_samples: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The cells of a sparse part grouped: cells with identical sample sets together, then
+    each such set, largest first, joined to a group it shares samples with while the
+    group's product stays within ``DENSE_SLACK`` of its cells' entries."""
+    same: dict[bytes, list[int]] = {}
+    for c in cells:
+        same.setdefault(pair_sid[starts[c] : starts[c + 1]].tobytes(), []).append(int(c))
+    sets = sorted(
+        ((pair_sid[starts[m[0]] : starts[m[0] + 1]], m) for m in same.values()),
+        key=lambda item: (-len(item[0]), item[1][0]),
+    )
+    owner = np.full(n_samples, -1)
+    merged: list[list] = []  # [cells, samples, entries]
+    for members, group_cells in sets:
+        entries = len(members) * len(group_cells)
+        for g in np.unique(owner[members]):
+            if g < 0:
+                continue
+            union = np.union1d(merged[g][1], members)
+            size = len(merged[g][0]) + len(group_cells)
+            if len(union) * size <= DENSE_SLACK * (merged[g][2] + entries):
+                merged[g] = [merged[g][0] + group_cells, union, merged[g][2] + entries]
+                owner[members] = g
+                break
+        else:
+            owner[members] = len(merged)
+            merged.append([group_cells, members, entries])
+    return [(np.array(sorted(c)), members) for c, members, _ in merged]
+
+
+def _product(
+    block: dict[str, np.ndarray],
+    n_cells: int,
+    sid: np.ndarray,
+    n_samples: int,
+    wt: np.ndarray,
+    wt32: np.ndarray,
+    ctx: _Context,
+    w_max: float | None = None,
+) -> dict:
+    """Replicates of a block's cells: on one set of ``n_samples`` samples with ``wt``/``wt32``
+    arrays (``sid``: each row's position in it), or on a block's groups with ``wt`` = ``wt32``
+    a ``_GroupWeights`` (``sid``: each row's position in its group's samples, and the rows'
+    ``group``); ``w_max``: the exact product's grid (default: the largest weight of ``wt``)."""
     cell = block["cell"]
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
 
@@ -551,24 +689,22 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
         return rows
 
     # batches of cells whose dense D (samples × statistics) and level counts stay small
-    per_cell = len(samples) * (6 * ctx.bins + 3 * ctx.bins + 9)
-    step = max(1, BATCH_ENTRIES // max(per_cell, 1))
-    linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
-    grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * wt.shape[1]
-    rank_batches, c0 = [], 0
-    while c0 < n_cells:
-        c1, entries = c0 + 1, grid[c0]
-        while c1 < n_cells and entries + grid[c1] <= BATCH_ENTRIES:
-            entries += grid[c1]
-            c1 += 1
-        rank_batches.append((c0, c1))
-        c0 = c1
-    jobs = [(_linear, c0, c1, wt) for c0, c1 in linear_batches]
+    statistics = 6 * ctx.bins + 3 * ctx.bins + 9
+    if isinstance(wt, _GroupWeights):  # a cell's D spans its group's samples only
+        sizes = np.array([wt.size(g) for g in range(len(wt.weights))])
+        linear_batches = _batches(sizes[wt.group_of_cell] * statistics)
+    else:
+        step = max(1, BATCH_ENTRIES // max(n_samples * statistics, 1))
+        linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
+    grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * (ctx.replicates + 1)
+    rank_batches = _batches(grid)
+    linear_sums = partial(_linear, w_max=w_max)
+    jobs = [(linear_sums, c0, c1, wt) for c0, c1 in linear_batches]
     jobs += [(_rank_replicates, c0, c1, wt32) for c0, c1 in rank_batches]
 
     def run(job):
         function, c0, c1, weights = job
-        return function(part(c0, c1), c1 - c0, len(samples), weights, ctx)
+        return function(part(c0, c1), c1 - c0, n_samples, weights, ctx)
 
     if len(jobs) > 2 and _threads() > 1:
         # numpy, BLAS and scipy release the GIL: batches run side by side on the cores
@@ -592,6 +728,20 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
         out[name] = grouped[:, 1:] + shift[:, None]
         out["point:" + name] = exact[name]
     return out
+
+
+def _batches(entries: np.ndarray) -> list[tuple[int, int]]:
+    """Runs (c0, c1) of consecutive cells whose ``entries`` add up to at most BATCH_ENTRIES
+    (a larger cell alone)."""
+    batches, c0, n = [], 0, len(entries)
+    while c0 < n:
+        c1, total = c0 + 1, entries[c0]
+        while c1 < n and total + entries[c1] <= BATCH_ENTRIES:
+            total += entries[c1]
+            c1 += 1
+        batches.append((c0, c1))
+        c0 = c1
+    return batches
 
 
 def _weight_columns(study: str, samples: np.ndarray, ctx: _Context):
@@ -618,9 +768,17 @@ def _dense(sid: np.ndarray, column: np.ndarray, value: np.ndarray, shape: tuple[
     return flat.reshape(shape)
 
 
-def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Context) -> dict:
-    """Per cell × (1 + B): every metric derived from sums linear in the weights."""
-    cell, sid = part["cell"], part["sid"]
+def _linear(
+    part: dict,
+    n_cells: int,
+    n_samples: int,
+    wt: np.ndarray,
+    ctx: _Context,
+    w_max: float | None = None,
+) -> dict:
+    """Per cell × (1 + B): every metric derived from sums linear in the weights (the exact
+    product's grid sized for ``w_max``, default the largest of ``wt``)."""
+    cell = part["cell"]
     c, z = part["c"], part["z"]
     m = ctx.bins
     width_key = cell * m + part["wbin"]
@@ -629,14 +787,11 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
     mass_pairs, mass_pair = np.unique(mass_key, return_inverse=True)
     centred = part["centred"]
     right, wrong = z, 1.0 - z
-    blocks = [
-        _dense(sid, pair, value, (n_samples, len(pairs)))
+    statistics = [
+        (pair, pairs // m, value)
         for value in (np.ones_like(c), c, z, c * c, c * z, part["nll_top"])
     ]
-    blocks += [
-        _dense(sid, mass_pair, value, (n_samples, len(mass_pairs)))
-        for value in (np.ones_like(c), c, z)
-    ]
+    statistics += [(mass_pair, mass_pairs // m, value) for value in (np.ones_like(c), c, z)]
     cell_values = [
         right,
         wrong,
@@ -647,34 +802,83 @@ def _linear(part: dict, n_cells: int, n_samples: int, wt: np.ndarray, ctx: _Cont
     ]
     if ctx.proba:
         cell_values += [part["brier"], part["nll"], part["has_proba"]]
-    blocks += [_dense(sid, cell, value, (n_samples, n_cells)) for value in cell_values]
-    # (statistics × (1 + B)): the one matrix product, exact in every addition so that any
-    # BLAS kernel or thread count gives the same bits
-    sums = exact_product(np.hstack(blocks).T, wt)
-    columns = np.cumsum([0] + [b.shape[1] for b in blocks])
-    stat = [sums[columns[i] : columns[i + 1]] for i in range(len(blocks))]
+    statistics += [(cell, np.arange(n_cells), value) for value in cell_values]
+    sums, nonzero = _sums(statistics, part, n_samples, wt, w_max)
+    columns = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
+    stat = [sums[columns[i] : columns[i + 1]] for i in range(len(statistics))]
     width = [_per_bin(pairs, array, n_cells, m) for array in stat[:6]]
     out = bin_metrics(*width)
     mass = [_per_bin(mass_pairs, array, n_cells, m) for array in stat[6:9]]
-    out["ace"] = bin_metrics(*mass, names=("ece",))["ece"]
+    out |= bin_metrics(*mass, names=replicated("mass"))
     with np.errstate(invalid="ignore", divide="ignore"):  # an empty bin: NaN, undefined
         for binning, (n, _, correct, *_) in (("width", width), ("mass", mass)):
             out[f"bin:{binning}"] = np.moveaxis(correct / n, 0, 1).astype(np.float32)
     # the distinct test samples with a row in each bin (a sample's rows count once)
-    for binning, keys, block in (("width", pairs, blocks[0]), ("mass", mass_pairs, blocks[6])):
+    for binning, keys, first in (("width", pairs, columns[0]), ("mass", mass_pairs, columns[6])):
         samples = np.zeros((n_cells, m), dtype=np.int64)
-        samples[keys // m, keys % m] = np.count_nonzero(block, axis=0)
+        samples[keys // m, keys % m] = nonzero[first : first + len(keys)]
         out[f"samples:{binning}"] = samples
-    out |= _moment_metrics(*stat[9:15])
+    out |= moment_metrics(*stat[9:15])
     if ctx.proba:
         n = stat[9] + stat[10]
         complete = stat[17] == n
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["brier"] = np.where(complete & (n > 0), stat[15] / n, np.nan)
-            out["nll"] = np.where(complete & (n > 0), stat[16] / n, np.nan)
+        for name, total in zip(PROBA_METRICS, stat[15:17], strict=True):
+            out[name] = REGISTRY[name].kernel(total, n, complete)
     else:
         out["brier"] = out["nll"] = np.full(stat[9].shape, np.nan)
     return out
+
+
+def _sums(
+    statistics: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    part: dict,
+    n_samples: int,
+    wt: np.ndarray | _GroupWeights,
+    w_max: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(columns × (1 + B)) weighted sums of the statistics and each column's samples with a
+    non-zero entry. A statistic is (each row's column, each column's cell, each row's value).
+
+    D (samples × columns) holds the per-sample sums; the product Wᵀ·D is exact in every
+    addition, so any BLAS kernel or thread count gives the same bits. With one W the product
+    is one GEMM; with a block's groups it is one GEMM per group, over its samples and its
+    cells' columns, on the same grid (``w_max``): the same bits as the one dense product."""
+    sid = part["sid"]
+    if not isinstance(wt, _GroupWeights):
+        blocks = [
+            _dense(sid, key, value, (n_samples, len(owner))) for key, owner, value in statistics
+        ]
+        d = np.hstack(blocks)
+        return exact_product(d.T, wt, w_max), np.count_nonzero(d, axis=0)
+    offsets = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
+    group_of_cell = np.zeros(len(statistics[-1][1]), dtype=np.int64)
+    group_of_cell[part["cell"]] = part["group"]
+    column_group = np.concatenate([group_of_cell[owner] for _, owner, _ in statistics])
+    sums = np.empty((offsets[-1], wt.weights[0].shape[0] + 1))
+    nonzero = np.empty(offsets[-1], dtype=np.int64)
+    column_order = np.argsort(column_group, kind="stable")
+    row_order = np.argsort(part["group"], kind="stable")
+    groups = np.unique(part["group"])
+    column_edges = np.searchsorted(column_group[column_order], np.append(groups, groups[-1] + 1))
+    row_edges = np.searchsorted(part["group"][row_order], np.append(groups, groups[-1] + 1))
+    position = np.empty(offsets[-1], dtype=np.int64)
+    for i, g in enumerate(groups):
+        columns = column_order[column_edges[i] : column_edges[i + 1]]
+        rows = row_order[row_edges[i] : row_edges[i + 1]]
+        position[columns] = np.arange(len(columns))
+        width, size = len(columns), wt.size(g)
+        # a (sample, column) entry gathers the same rows in the same order as in one dense D
+        keys = [
+            sid[rows] * width + position[offset + key[rows]]
+            for offset, (key, _, _) in zip(offsets, statistics, strict=False)
+        ]
+        values = [value[rows] for _, _, value in statistics]
+        d = np.bincount(
+            np.concatenate(keys), weights=np.concatenate(values), minlength=size * width
+        ).reshape(size, width)
+        sums[columns] = exact_product(d.T, wt.columns(g, np.float64), w_max)
+        nonzero[columns] = np.count_nonzero(d, axis=0)
+    return sums, nonzero
 
 
 def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np.ndarray:
@@ -685,142 +889,11 @@ def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np
     return full
 
 
-def bin_metrics(
-    n: np.ndarray,
-    sum_confidence: np.ndarray,
-    sum_correct: np.ndarray,
-    sum_confidence_sq: np.ndarray | None = None,
-    sum_confidence_correct: np.ndarray | None = None,
-    sum_nll_top: np.ndarray | None = None,
-    *,
-    names: Sequence[str] = WIDTH_METRICS,
-) -> dict[str, np.ndarray]:
-    """The per-bin metrics of docs/metrics.md from (weighted) per-bin sums, bins on axis 0.
-
-    The numpy twin of the ``*_from_bins`` builders for arrays of many groups at once (the
-    replicates of every cell): a Polars group-by over one row per cell × replicate × bin is
-    ten times slower. A bin with ``n`` = 0 is not a bin of that group (as a bin absent from
-    ``calibration_bins``). The tests hold this to the suite's tables at unit weights and to
-    the suite on explicitly weighted rows.
-
-    Parameters
-    ----------
-    n, sum_confidence, sum_correct, sum_confidence_sq, sum_confidence_correct, sum_nll_top
-        Arrays of the ``calibration_bins`` sums, bins along axis 0 (the last three only for
-        the proper scores).
-    names
-        The metrics to return, from ``WIDTH_METRICS``.
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        Each metric with axis 0 reduced; NaN for a group without rows.
-    """
-    present = n > 0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        total = n.sum(0)
-        correct_total = sum_correct.sum(0)
-        accuracy = correct_total / total
-        mean_confidence = sum_confidence.sum(0) / total
-        error = sum_correct - sum_confidence  # Σz − Σc per bin
-        size = np.where(present, n, 1.0)  # no 0/0 in empty bins; their terms are masked
-        out: dict[str, np.ndarray] = {}
-        for name in names:
-            if name == "accuracy":
-                value = accuracy
-            elif name == "mean_confidence":
-                value = mean_confidence
-            elif name == "gap":
-                value = mean_confidence - accuracy
-            elif name == "abs_gap":
-                value = np.abs(mean_confidence - accuracy)
-            elif name == "ece":
-                value = np.abs(error).sum(0) / total
-            elif name == "mce":
-                value = np.where(present, np.abs(error) / size, -np.inf).max(0)
-            elif name == "rmsce":
-                value = np.sqrt((np.where(present, error * error / size, 0.0)).sum(0) / total)
-            elif name == "ece_debiased":
-                bin_gap, bin_accuracy = error / size, sum_correct / size
-                term = bin_gap * bin_gap - bin_accuracy * (1 - bin_accuracy) / (size - 1)
-                weighted = np.where(present & (n >= 2), n * term, 0.0)
-                value = np.sqrt(np.clip(weighted.sum(0) / total, 0.0, None))
-            elif name == "brier_top":
-                value = (sum_confidence_sq - 2 * sum_confidence_correct + sum_correct).sum(
-                    0
-                ) / total
-            elif name == "brier_reliability":
-                value = np.where(present, error * error / size, 0.0).sum(0) / total
-            elif name == "brier_resolution":
-                spread = sum_correct / size - accuracy
-                value = np.where(present, n * spread * spread, 0.0).sum(0) / total
-            elif name == "brier_uncertainty":
-                value = accuracy * (1 - accuracy)
-            elif name == "brier_within":
-                variance = sum_confidence_sq - sum_confidence * sum_confidence / size
-                covariance = sum_confidence_correct - sum_confidence * sum_correct / size
-                value = np.where(present, variance - 2 * covariance, 0.0).sum(0) / total
-            elif name == "nll_top":
-                value = sum_nll_top.sum(0) / total
-            else:
-                raise ValueError(f"unknown bin metric {name!r}")
-            out[name] = np.where(total > 0, value, np.nan)
-    return out
-
-
-def _moment_metrics(n1, n0, s1, q1, s0, q0) -> dict[str, np.ndarray]:
-    """``cohens_d`` and ``point_biserial`` from weighted counts and sums of the confidence
-    centred on the cell's mean (right rows: n1, s1, q1; wrong: n0, s0, q0), through the
-    suite's formulas."""
-    shape = n1.shape
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean1, mean0 = s1 / n1, s0 / n0
-        var1 = np.where(n1 >= 2, (q1 - s1 * mean1) / (n1 - 1), np.nan)
-        var0 = np.where(n0 >= 2, (q0 - s0 * mean0) / (n0 - 1), np.nan)
-        n = n1 + n0
-        total = s1 + s0
-        var_all = (q1 + q0 - total * total / n) / n
-    frame = pl.DataFrame(
-        {
-            name: _clean_variance(value) if name.startswith("var") else value.ravel()
-            for name, value in (
-                ("mean1", mean1),
-                ("mean0", mean0),
-                ("var1", var1),
-                ("var0", var0),
-                ("var_all", var_all),
-                ("n1", n1),
-                ("n0", n0),
-            )
-        }
-    ).fill_nan(None)
-    col = pl.col
-    result = frame.select(
-        cohens_d=_cohens_d(
-            col("mean1"), col("mean0"), col("var1"), col("var0"), col("n1"), col("n0")
-        ),
-        point_biserial=_point_biserial(
-            col("mean1"), col("mean0"), col("var_all"), col("n1"), col("n0")
-        ),
-    )
-    return {
-        name: result[name].cast(pl.Float64).fill_null(np.nan).to_numpy().reshape(shape)
-        for name in MOMENT_METRICS
-    }
-
-
-def _clean_variance(value: np.ndarray) -> np.ndarray:
-    """Variances from sums, with rounding residue of an all-equal group set to exactly 0
-    (the suite's variance is exactly 0 there)."""
-    flat = value.ravel()
-    return np.where(np.abs(flat) < _TINY_VARIANCE, 0.0, flat)
-
-
 # Rank metrics: counts per confidence level ----------------------------------------------------
 
 
 def _rank_replicates(
-    part: dict, n_cells: int, n_samples: int, wt32: np.ndarray, ctx: _Context
+    part: dict, n_cells: int, n_samples: int, wt32: np.ndarray | _GroupWeights, ctx: _Context
 ) -> dict[str, np.ndarray]:
     """Per cell × (1 + B): the rank metrics on the grouped levels, from H · W.
 
@@ -830,21 +903,50 @@ def _rank_replicates(
     cell, grid = part["cell"], part["grid"]
     size = np.zeros(n_cells, dtype=np.int64)
     np.maximum.at(size, cell, grid + 1)
-    out = {name: np.empty((n_cells, wt32.shape[1])) for name in RANK_METRICS}
+    out = {name: np.empty((n_cells, ctx.replicates + 1)) for name in RANK_METRICS}
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
     for c0 in range(0, n_cells, _KERNEL_CELLS):
         c1 = min(n_cells, c0 + _KERNEL_CELLS)
         k, width = c1 - c0, int(size[c0:c1].max())
         lo, hi = bounds[c0], bounds[c1]
         row = (grid[lo:hi] * 2 + part["z"][lo:hi].astype(np.int64)) * k + cell[lo:hi] - c0
-        counts = sparse.csr_matrix(
-            (np.ones(hi - lo, dtype=np.float32), (row, part["sid"][lo:hi])),
-            shape=(width * 2 * k, n_samples),
-        )
-        level_counts = (counts @ wt32).reshape(width, 2, k, -1)  # exact small integers
+        level_counts = _level_counts(
+            row,
+            part["sid"][lo:hi],
+            part.get("group", np.zeros(0))[lo:hi],
+            width * 2 * k,
+            n_samples,
+            wt32,
+        ).reshape(width, 2, k, -1)  # exact small integers
         metrics = rank_metrics(level_counts[:, 1], level_counts[:, 0], ctx.coverage, ctx.risk)
         for name in RANK_METRICS:
             out[name][c0:c1] = metrics[name]
+    return out
+
+
+def _level_counts(
+    row: np.ndarray,
+    sid: np.ndarray,
+    group: np.ndarray,
+    height: int,
+    n_samples: int,
+    wt32: np.ndarray | _GroupWeights,
+) -> np.ndarray:
+    """H·W: the weighted count of each row of H (level × right/wrong × cell), H sparse
+    (a one per prediction row at its sample), per group of samples with a block's groups."""
+    if not isinstance(wt32, _GroupWeights):
+        counts = sparse.csr_matrix(
+            (np.ones(len(row), dtype=np.float32), (row, sid)), shape=(height, n_samples)
+        )
+        return counts @ wt32
+    out = np.zeros((height, wt32.weights[0].shape[0] + 1), dtype=np.float32)
+    for g in np.unique(group):
+        mine = group == g
+        counts = sparse.csr_matrix(
+            (np.ones(np.count_nonzero(mine), dtype=np.float32), (row[mine], sid[mine])),
+            shape=(height, wt32.size(g)),
+        )
+        out += counts @ wt32.columns(g, np.float32)  # each H row is one cell's: one group's
     return out
 
 
@@ -888,127 +990,6 @@ def _level_metrics(
     return out
 
 
-def rank_metrics(
-    right: np.ndarray, wrong: np.ndarray, coverage: float = 0.8, risk: float = 0.05
-) -> dict[str, np.ndarray]:
-    """The rank metrics (docs/metrics.md) from weighted counts per confidence level.
-
-    Parameters
-    ----------
-    right, wrong
-        Arrays of the (weighted) counts of right and wrong rows per level, levels in
-        ascending order of confidence along axis 0, any further axes independent groups
-        (replicates, cells); a level may be empty (both 0). The arithmetic is done in the
-        arrays' floating dtype (the replicates use Float32: exact counts, ratios to ~1e−7).
-    coverage, risk
-        Targets of ``risk_at_coverage`` and ``coverage_at_risk``.
-
-    Returns
-    -------
-    dict of str to numpy.ndarray
-        ``auroc``, ``aupr_success``, ``aupr_error``, ``fpr_at_95tpr``, ``aurc``,
-        ``aurc_optimal``, ``e_aurc``, ``risk_at_coverage``, ``coverage_at_risk``, with
-        axis 0 reduced, as Float64; NaN where undefined (the suite's nulls). With integer
-        counts in Float64 these are the suite's values: rows with equal confidence enter
-        together, AUROC by mid-ranks, AUPR as average precision, the risk–coverage curve
-        as steps.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from relcol.analysis import rank_metrics
-    >>> out = rank_metrics(np.array([0.0, 1, 1]), np.array([1.0, 1, 0]))  # .3 ✗, .6 ✓✗, .9 ✓
-    >>> float(out["auroc"]), float(out["fpr_at_95tpr"])
-    (0.875, 0.5)
-    """
-    right, wrong = np.asarray(right), np.asarray(wrong)
-    if not np.issubdtype(right.dtype, np.floating):
-        right, wrong = right.astype(np.float64), wrong.astype(np.float64)
-    one = np.ones((), dtype=right.dtype)
-    n1, n0 = right.sum(0), wrong.sum(0)
-    n = n1 + n0
-    # Running sums from the lowest level; every later array reuses one of these buffers.
-    wrong_below = _cumsum(wrong)  # wrong rows with confidence ≤ the level
-    right_below = _cumsum(right)
-    wrong_under = wrong_below - wrong  # … strictly below it
-    right_under = right_below - right
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rank_sum = _dot(right, wrong_under) + 0.5 * _dot(right, wrong)
-        below = np.add(right_below, wrong_below, out=right_below)  # rows ≤ the level
-        # 0/0 only where no row is at or below a level (nor a wrong one): the term is 0
-        error_precision = np.divide(wrong_below, np.maximum(below, one, out=below), out=wrong_below)
-        aupr_error = _dot(wrong, error_precision) / n0
-        accepted = n - right_under - wrong_under  # rows with confidence ≥ the level
-        errors = np.subtract(n0, wrong_under, out=wrong_under)  # wrong rows among them
-        # Right rows strictly below a level rise with the level, so the levels whose
-        # true-positive rate reaches 95 % (20·TP ≥ 19·n₁, TP = n₁ − right below) are a prefix
-        # from the lowest level; the false-positive count is smallest at the prefix's last.
-        # An empty level repeats the next level's counts, so it changes no minimum or maximum.
-        last = np.count_nonzero(20 * right_under <= n1, axis=0) - 1
-        false_positives = np.take_along_axis(errors, np.maximum(last, 0)[None], 0)[0]
-        within = np.max(accepted * (errors <= risk * accepted), axis=0)
-        # accepted falls along the levels, so the levels reaching the coverage are a prefix;
-        # its last is the curve point with the smallest coverage ≥ the target
-        enough = np.count_nonzero(accepted >= coverage * n, axis=0) - 1
-        safe = np.maximum(accepted, one, out=accepted)  # 0 accepted: 0 right, 0 wrong above
-        precision = np.divide(np.subtract(n1, right_under, out=right_under), safe, out=right_under)
-        aupr_success = _dot(right, precision) / n1
-        level_risk = np.divide(errors, safe, out=errors)
-        aurc = (_dot(right, level_risk) + _dot(wrong, level_risk)) / n
-        at_coverage = np.take_along_axis(level_risk, np.maximum(enough, 0)[None], 0)[0]
-        both = (n1 > 0) & (n0 > 0)
-        out = {
-            "auroc": np.where(both, rank_sum / (n1 * n0), np.nan),
-            "aupr_success": np.where(n1 > 0, aupr_success, np.nan),
-            "aupr_error": np.where(n0 > 0, aupr_error, np.nan),
-            "fpr_at_95tpr": np.where(both, false_positives / n0, np.nan),
-            "aurc": np.where(n > 0, aurc, np.nan),
-            "risk_at_coverage": np.where((n > 0) & (enough >= 0), at_coverage, np.nan),
-            "coverage_at_risk": np.where(n > 0, within / n, np.nan),
-        }
-    out = {name: np.asarray(value, dtype=np.float64) for name, value in out.items()}
-    n64, n1_64 = np.asarray(n, dtype=np.float64), np.asarray(n1, dtype=np.float64)
-    out["aurc_optimal"] = _aurc_optimal(n64, n1_64)
-    out["e_aurc"] = out["aurc"] - out["aurc_optimal"]
-    return {name: out[name] for name in RANK_METRICS}
-
-
-def _cumsum(values: np.ndarray) -> np.ndarray:
-    """Running sum along axis 0. For wide arrays (levels × replicates) adding row to row is
-    three times faster than ``np.cumsum(axis=0)``, whose inner loop strides across rows."""
-    if values.ndim < 2 or values[0].size < 64 or len(values) > 4096:
-        return np.cumsum(values, 0)
-    out = values.copy()
-    for level in range(1, len(out)):
-        np.add(out[level], out[level - 1], out=out[level])
-    return out
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Σ over axis 0 of a·b."""
-    return np.einsum("l...,l...->...", a, b)
-
-
-def _aurc_optimal(n: np.ndarray, n1: np.ndarray) -> np.ndarray:
-    """(n₀ − n₁(Hₙ − Hₙ₁))/n, Hₖ as the suite's ``harmonic``."""
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(n > 0, ((n - n1) - n1 * (_harmonic(n) - _harmonic(n1))) / n, np.nan)
-
-
-def _harmonic(n: np.ndarray) -> np.ndarray:
-    """The suite's ``harmonic`` (``relcol.metrics.harmonic``) in numpy, step for step:
-    H_{n+10} from ψ's asymptotic series, minus 1/(n+1) … 1/(n+10)."""
-    big = n + _SHIFT
-    inverse_square = 1 / (big * big)
-    tail = np.zeros_like(big)
-    for coefficient in reversed(_ASYMPTOTIC):
-        tail = (tail + coefficient) * inverse_square
-    value = np.log(big) + _EULER_GAMMA + 0.5 / big - tail
-    for i in range(_SHIFT, 0, -1):
-        value = value - 1 / (n + i)
-    return np.where(n == 0, 0.0, value)
-
-
 # Per-seed values ---------------------------------------------------------------------------------
 
 
@@ -1038,7 +1019,7 @@ def _seed_values(rows: pl.DataFrame, ctx: _Context) -> pl.DataFrame:
             pl.col("has_proba").sum().alias("n_proba"),
         ]
     cell_seed = rows.group_by("cell", "seed").agg(aggs).sort("cell", "seed")
-    moments = _moment_metrics(
+    moments = moment_metrics(
         *(
             cell_seed[name].to_numpy().astype(np.float64)
             for name in ("n1", "n0", "s1", "q1", "s0", "q0")
@@ -1319,6 +1300,7 @@ DIFFERENCE_COLUMNS = (
     "contrast",
     "reference_model",
     "reference_severity",
+    "reference_rule",
     "metric",
     "value",
     "reference_value",
@@ -1328,6 +1310,58 @@ DIFFERENCE_COLUMNS = (
     "p_value",
     "q_value",
 )
+#: The ``reference_rule`` of each way a reference is chosen.
+REFERENCE_RULES = {
+    "clean": "severity 0",
+    "baseline": "baseline",
+    "first": "first model",
+    "chosen": "compare",
+    "all": "all pairs",
+}
+
+
+def model_references(
+    models: Iterable[str], compare: str | Sequence[str] | None = None, baseline: str | None = None
+) -> tuple[tuple[str, ...] | None, str]:
+    """The reference models of the model contrast and its ``reference_rule``.
+
+    ``compare`` None: the study's ``baseline`` (the model its spec names or lists first), or
+    without one the first of ``models``; ``"all"``: every model (returned as None: all
+    ordered pairs); else the models named, as a comma-separated string or a sequence.
+
+    Examples
+    --------
+    >>> model_references(["b", "a"])
+    (('b',), 'first model')
+    >>> model_references(["a", "b", "c"], "c,a")
+    (('c', 'a'), 'compare')
+    """
+    models = list(dict.fromkeys(models))
+    if compare is None:
+        if baseline is not None:
+            _check_models("the study's baseline", [baseline], models)
+            return (baseline,), REFERENCE_RULES["baseline"]
+        return tuple(models[:1]), REFERENCE_RULES["first"]
+    if isinstance(compare, str):
+        if compare.strip() == "all":
+            return None, REFERENCE_RULES["all"]
+        compare = [name.strip() for name in compare.split(",")]
+    chosen = tuple(dict.fromkeys(compare))
+    if not chosen or any(not name for name in chosen):
+        raise ParameterError(
+            f"compare must be 'all' or model names separated by commas. Got {compare!r}."
+        )
+    _check_models("compare", chosen, models)
+    return chosen, REFERENCE_RULES["chosen"]
+
+
+def _check_models(what: str, names: Iterable[str], models: Sequence[str]) -> None:
+    unknown = [name for name in names if name not in models]
+    if unknown:
+        raise ParameterError(
+            f"{what} names {unknown[0]!r}, which is not a model of the study; its models: "
+            f"{', '.join(models)}."
+        )
 
 
 def paired_differences(
@@ -1335,6 +1369,9 @@ def paired_differences(
     points: pl.DataFrame,
     alpha: float = ALPHA,
     metrics: Iterable[str] | None = None,
+    *,
+    compare: str | Sequence[str] | None = None,
+    baseline: str | None = None,
 ) -> pl.DataFrame:
     """Paired bootstrap intervals of differences between cells on the same samples.
 
@@ -1342,9 +1379,13 @@ def paired_differences(
 
     - ``"clean"``: the cell minus the same (study, dataset, model, corruption, label) at
       severity 0 (cells at severity 0 are left out);
-    - ``"model"``: the cell minus every other model's cell at the same (study, dataset,
-      corruption, severity, label): all ordered pairs, so each pair appears both ways (the
-      interval of B − A is that of A − B negated, up to rounding).
+    - ``"model"``: the cell minus a reference model's cell at the same (study, dataset,
+      corruption, severity, label). The references (``model_references``): by default
+      ``baseline`` (``relcol report`` passes the study's: the model its spec names, else the
+      first it lists), else the first model in alphabetical order, so the table grows
+      linearly with the models; ``compare`` names others, or ``"all"`` for every ordered pair. A pair of two
+      references appears both ways (the interval of B − A is that of A − B negated, up to
+      rounding). ``reference_rule`` says how the reference was chosen.
 
     ``difference`` is the difference of the point estimates in ``points`` (one row per
     cell, the metric columns; ``ece_excess`` from ``ece_null``), ``difference_lo`` /
@@ -1356,6 +1397,8 @@ def paired_differences(
     """
     keys = list(replicates.keys)
     cells = replicates.cells.with_row_index("index")
+    study_models = sorted(cells["model"].drop_nulls().unique())
+    references, rule = model_references(study_models, compare, baseline)
     joined = cells.join(points, on=keys, how="left", nulls_equal=True, maintain_order="left")
     available = dict(replicates.values)
     if "ece" in available and "ece_null" in joined.columns:
@@ -1372,32 +1415,42 @@ def paired_differences(
             how="inner",
             nulls_equal=True,
         )
-        .select(
-            "index",
-            "reference_index",
-            contrast=pl.lit("clean"),
-        )
+        .select("index", "reference_index", forward=pl.lit(True), backward=pl.lit(False))
     )
     place = [k for k in keys if k != "model"]
     models = joined.select(*place, "model", "index")
+    if references is None:
+        models = models.with_columns(reference=pl.lit(True))
+    else:
+        models = models.with_columns(reference=pl.col("model").is_in(references))
+    # each unordered pair once (its first cell with the smaller index), kept when one side
+    # is a reference; forward: the first minus the second, backward: the second minus the first
     pairs = (
-        models.join(
-            models.rename({"model": "_ref_model", "index": "reference_index"}),
-            on=place,
-            how="inner",
-            nulls_equal=True,
+        models.filter("reference")
+        .join(models, on=place, how="inner", nulls_equal=True, suffix="_other")
+        .filter(pl.col("index") != pl.col("index_other"))
+        .select(
+            index=pl.min_horizontal("index", "index_other"),
+            reference_index=pl.max_horizontal("index", "index_other"),
         )
-        .filter(pl.col("index") < pl.col("reference_index"))
-        .select("index", "reference_index", contrast=pl.lit("model"))
+        .unique(maintain_order=True)
+        .join(models.select("index", backward="reference"), on="index")
+        .join(models.select(reference_index="index", forward="reference"), on="reference_index")
+        .sort("index", "reference_index")
     )
     if (clean.height + pairs.height) == 0 or not names:
         return _empty_differences()
     frames = []
-    for contrast, mirrored in ((clean, False), (pairs, True)):
+    for contrast, label, reference_rule in (
+        (clean, "clean", REFERENCE_RULES["clean"]),
+        (pairs, "model", rule),
+    ):
         if contrast.is_empty():
             continue
         index = contrast["index"].to_numpy().astype(np.int64)
         reference = contrast["reference_index"].to_numpy().astype(np.int64)
+        forward = contrast["forward"].to_numpy()
+        backward = contrast["backward"].to_numpy()
         study = joined["study"].to_numpy()[index]
         for name in names:
             values = available[name]
@@ -1409,24 +1462,29 @@ def paired_differences(
                 family = study == one
                 q[family] = benjamini_hochberg(p[family])
             point = joined[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
-            sides = [(index, reference, lo, hi)]
-            if mirrored:  # B − A: the quantiles of the negated replicates
-                sides.append((reference, index, -hi, -lo))
-            for i, r, low, high in sides:
+            # B − A: the quantiles of the negated replicates
+            for keep, i, r, low, high in (
+                (forward, index, reference, lo, hi),
+                (backward, reference, index, -hi, -lo),
+            ):
+                if not keep.any():
+                    continue
+                i, r = i[keep], r[keep]
                 frames.append(
                     pl.DataFrame(
                         {
                             "_i": i,
                             "_r": r,
-                            "contrast": contrast["contrast"][0],
+                            "contrast": label,
+                            "reference_rule": reference_rule,
                             "metric": name,
                             "value": point[i],
                             "reference_value": point[r],
                             "difference": point[i] - point[r],
-                            "difference_lo": low,
-                            "difference_hi": high,
-                            "p_value": p,
-                            "q_value": q,
+                            "difference_lo": low[keep],
+                            "difference_hi": high[keep],
+                            "p_value": p[keep],
+                            "q_value": q[keep],
                         }
                     )
                 )
@@ -1456,7 +1514,8 @@ def _empty_differences() -> pl.DataFrame:
         "contrast": pl.String,
         "reference_model": pl.String,
         "reference_severity": pl.Float64,
+        "reference_rule": pl.String,
         "metric": pl.String,
     }
-    schema |= {name: pl.Float64 for name in DIFFERENCE_COLUMNS[10:]}
+    schema |= {name: pl.Float64 for name in DIFFERENCE_COLUMNS[11:]}
     return pl.DataFrame(schema=schema)

@@ -71,6 +71,7 @@ from relcol.analysis._multilabel import (
     multilabel_intervals,
     multilabel_pairs,
 )
+from relcol.metrics import CLIP_EPS as EPS
 from relcol.metrics import metric_tables
 from relcol.store import CELL
 
@@ -116,10 +117,9 @@ class Law:
         other = (1 - c) / (k - 1)
         right_brier = (1 - c) ** 2 + (k - 1) * other**2
         wrong_brier = c**2 + (1 - other) ** 2 + (k - 2) * other**2
-        eps = 1e-15
         return {
             "brier": (right_brier, wrong_brier),
-            "nll": (-np.log(np.maximum(c, eps)), -np.log(np.maximum(other, eps))),
+            "nll": (-np.log(np.maximum(c, EPS)), -np.log(np.maximum(other, EPS))),
         }
 
     def truth(
@@ -140,8 +140,11 @@ class Law:
         }
         p, conf, acc = sums["width"]
         present = p > 0
-        error = np.abs(acc - conf)[present]
+        signed = (conf - acc)[present]  # > 0: an overconfident bin
+        error = np.abs(signed)
         out["ece"] = error.sum()
+        out["ece_over"] = np.maximum(signed, 0.0).sum()
+        out["ece_under"] = np.maximum(-signed, 0.0).sum()
         out["mce"] = (error / p[present]).max()
         reliability = (error**2 / p[present]).sum()
         out["rmsce"] = out["ece_debiased"] = np.sqrt(reliability)
@@ -178,7 +181,7 @@ def population_scores(c: np.ndarray, w: np.ndarray, g: np.ndarray) -> dict[str, 
     g_i there."""
     right, wrong = w * g, w * (1 - g)
     accuracy, confidence = right.sum(), (w * c).sum()
-    clipped = np.clip(c, 1e-15, 1 - 1e-15)
+    clipped = np.clip(c, EPS, 1 - EPS)
     return {
         "accuracy": accuracy,
         "mean_confidence": confidence,

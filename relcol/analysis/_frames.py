@@ -11,10 +11,11 @@ from collections.abc import Iterable
 import polars as pl
 
 from relcol.errors import ColumnNotFoundError, InputError
+from relcol.store import CELL
 
 # The cell keys of docs/warehouse.md that every calibration table carries; `label`
 # is optional (absent or all-null for single-label studies).
-CELL_KEYS = ("study", "dataset", "model", "corruption", "severity")
+CELL_KEYS = tuple(key for key in CELL if key != "label")
 
 
 def require_columns(frame: pl.DataFrame, columns: Iterable[str], source: str) -> None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import polars as pl
 
 from relcol.analysis._frames import require_columns
+from relcol.analysis._thresholds import LIGHTS
 
-#: The traffic-light colours, worst first.
-LIGHTS = ("red", "amber", "green")
+#: The traffic-light colours worst first, as the headline counts them (``LIGHTS`` in reverse).
+WORST_FIRST = LIGHTS[::-1]
 
 
 def verdicts(thresholds: pl.DataFrame) -> pl.DataFrame:
@@ -45,7 +46,7 @@ def verdicts(thresholds: pl.DataFrame) -> pl.DataFrame:
     require_columns(thresholds, ("model", "traffic_light"), "thresholds")
     keys = [k for k in ("study", "model") if k in thresholds.columns]
     light = pl.col("traffic_light").cast(pl.String).str.to_lowercase()
-    counts = [pl.len().alias("curves")] + [(light == c).sum().alias(c) for c in LIGHTS]
+    counts = [pl.len().alias("curves")] + [(light == c).sum().alias(c) for c in WORST_FIRST]
     where = [c for c in ("dataset", "corruption") if c in thresholds.columns]
     if "clean_overconfident" in thresholds.columns:
         counts.append(pl.col("clean_overconfident").fill_null(False).sum().alias("clean_over"))
@@ -57,7 +58,7 @@ def verdicts(thresholds: pl.DataFrame) -> pl.DataFrame:
     if "d_star" in out.columns:
         reached = pl.col("d_star").is_not_null()
         out = out.with_columns(pl.when(reached).then(pl.col(c)).alias(c) for c in where)
-    counted = [c for c in ("curves", *LIGHTS, "clean_over") if c in out.columns]
+    counted = [c for c in ("curves", *WORST_FIRST, "clean_over") if c in out.columns]
     return out.with_columns(pl.col(c).cast(pl.Int64) for c in counted)
 
 

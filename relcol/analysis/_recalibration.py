@@ -52,6 +52,7 @@ from scipy import optimize, special
 from relcol.analysis._scores import binary_scores
 from relcol.checks import check_interval
 from relcol.errors import InputError, ParameterError
+from relcol.metrics import CLIP_EPS
 from relcol.store import CELL
 
 METHODS = ("temperature", "platt", "isotonic", "histogram")
@@ -59,7 +60,8 @@ METHODS = ("temperature", "platt", "isotonic", "histogram")
 GROUP = ("dataset", "model", "seed", "label")
 #: Metrics the before/after table compares (``recalibration_table``).
 COMPARED = ("mean_confidence", "gap", "ece", "mce", "brier_top", "nll_top")
-EPS = 1e-15
+#: Probabilities and confidences are clipped to [EPS, 1 − EPS] before a log, as nll_top's.
+EPS = CLIP_EPS
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 The multi-label modes and the recalibration before/after table both score pairs whose
 outcome is not the long table's ``correct`` (it may be the label's presence, or an
 annotator agreement in [0, 1]), so they share this one function. Everything is derived from
-per-bin sums, as in ``relcol.metrics.calibration``; ``brier_top`` and ``nll_top`` follow
+per-bin sums through the builders of ``relcol.metrics.calibration`` (``ece_from_bins`` …,
+named by ``REGISTRY``), the outcome in place of z; ``brier_top`` and ``nll_top`` follow
 docs/metrics.md with the outcome in place of z. The SQL twin is the ``multilabel`` view.
 """
 
@@ -13,7 +14,8 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from relcol.metrics import bin_index, exact_sum
+from relcol.metrics import CLIP_EPS as EPS
+from relcol.metrics import REGISTRY, bin_index, exact_sum
 
 #: The columns ``binary_scores`` adds after the group keys, in order.
 SCORES = (
@@ -27,8 +29,9 @@ SCORES = (
     "brier_top",
     "nll_top",
 )
-#: nll_top's clip: log(c) is taken of c clipped to [EPS, 1 − EPS] (docs/metrics.md).
-EPS = 1e-15
+#: The columns computed by the calibration table's own bin-level builders; ``brier_top`` and
+#: ``nll_top`` take a soft outcome, so they sum their per-row terms instead.
+_FROM_BINS = SCORES[:-2]
 
 
 def binary_scores(
@@ -67,28 +70,22 @@ def binary_scores(
     c = pl.col(confidence).cast(pl.Float64)
     o = pl.col(outcome).cast(pl.Float64)
     clipped = c.clip(EPS, 1 - EPS)
-    n, sum_c, sum_o = pl.col("n"), pl.col("sum_c"), pl.col("sum_o")
+    n = pl.col("n")
     return (
         frame.lazy()
         .group_by([*keys, bin_index(confidence, bins=bins)])
         .agg(
             n=pl.len().cast(pl.Int64),
-            sum_c=exact_sum(c),
-            sum_o=exact_sum(o),
+            sum_confidence=exact_sum(c),
+            sum_correct=exact_sum(o),  # the outcome's sum, in the builders' name for Σz
             sum_se=exact_sum((c - o) * (c - o)),
             sum_ll=exact_sum(-(o * clipped.log() + (1 - o) * (1 - clipped).log())),
         )
         .group_by(keys)
         .agg(
-            n=n.sum(),
-            accuracy=exact_sum(sum_o) / n.sum(),
-            mean_confidence=exact_sum(sum_c) / n.sum(),
-            ece=exact_sum((sum_o - sum_c).abs()) / n.sum(),
-            mce=((sum_o - sum_c).abs() / n).max(),
+            *(REGISTRY[name].from_bins().alias(name) for name in _FROM_BINS),
             brier_top=exact_sum(pl.col("sum_se")) / n.sum(),
             nll_top=exact_sum(pl.col("sum_ll")) / n.sum(),
         )
-        .with_columns(gap=pl.col("mean_confidence") - pl.col("accuracy"))
-        .with_columns(abs_gap=pl.col("gap").abs())
         .select(*keys, *SCORES)
     )

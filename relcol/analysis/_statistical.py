@@ -7,7 +7,7 @@ intervals beside each metric, the paired differences, the trends and the thresho
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
@@ -18,6 +18,7 @@ from relcol.analysis._bootstrap import (
     TABLES,
     bin_intervals,
     bootstrap,
+    model_references,
     paired_differences,
     with_intervals,
 )
@@ -32,14 +33,13 @@ from relcol.analysis._thresholds import (
 from relcol.analysis._training import SCOPES, with_training_variation
 from relcol.analysis._trends import TREND_METRICS, trends
 from relcol.errors import ParameterError
+from relcol.metrics import REGISTRY
 from relcol.store import CELL
 
 #: Metrics whose per-seed spread (``_sd``, ``_min``, ``_max``) sits beside them in the
-#: report's tables; every metric's per-seed values are in the ``seeds`` table.
+#: report's tables (``Metric.spread``); every metric's per-seed values are in ``seeds``.
 SPREAD = {
-    "calibration": ("accuracy", "mean_confidence", "gap", "ece"),
-    "discrimination": ("auroc",),
-    "selective": (),
+    view: tuple(name for name in names if REGISTRY[name].spread) for view, names in TABLES.items()
 }
 
 
@@ -59,6 +59,8 @@ def statistical_tables(
     risk: float | None = None,
     samples: pl.DataFrame | None = None,
     intervals: str = "samples",
+    compare: str | Sequence[str] | None = None,
+    baseline: str | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Intervals, spread, differences, trends and thresholds for a study's tables.
 
@@ -83,6 +85,10 @@ def statistical_tables(
         over test samples, the trained models held fixed) or ``"training"`` (widened by the
         spread between training seeds, ``relcol.analysis.with_training_variation``).
         Differences, trends and verdicts are about the trained models either way.
+    compare, baseline
+        The reference models of the model-vs-model differences (``paired_differences``):
+        by default ``baseline`` (else the first model alphabetically); ``compare`` names
+        others (a comma-separated string or a sequence) or is ``"all"`` for every pair.
 
     Returns
     -------
@@ -91,7 +97,7 @@ def statistical_tables(
         ``<metric>_hi`` beside every bootstrapped metric (and the per-seed spread of the
         headline metrics), ``calibration_bins`` (when given) with each bin's
         ``accuracy_lo``/``accuracy_hi``, plus ``seeds`` (per cell × seed values), ``differences``
-        (paired: vs clean and model vs model), ``trends``, ``evidence`` (per cell, the
+        (paired: vs clean and vs the reference models), ``trends``, ``evidence`` (per cell, the
         estimates and one-sided bounds the verdicts are decided from) and ``thresholds``.
     """
     if intervals not in SCOPES:
@@ -99,6 +105,8 @@ def statistical_tables(
             f"intervals must be one of {', '.join(map(repr, SCOPES))}. Got {intervals!r}."
         )
     calibration = tables["calibration"]
+    # a reference that is not a model fails before the bootstrap's work
+    model_references(sorted(calibration["model"].drop_nulls().unique()), compare, baseline)
     selective = tables.get("selective")
     if selective is not None and not selective.is_empty():
         coverage = coverage if coverage is not None else selective["target_coverage"][0]
@@ -144,7 +152,9 @@ def statistical_tables(
             maintain_order="left",
         )
     out["seeds"] = result.seeds
-    out["differences"] = paired_differences(result, points, alpha)
+    out["differences"] = paired_differences(
+        result, points, alpha, compare=compare, baseline=baseline
+    )
     out["trends"] = trends(result, points, metrics=TREND_METRICS, alpha=alpha)
     out["evidence"] = evidence = cell_evidence(
         result, points, bins_table, samples, alpha=alpha, lights=lights

@@ -559,22 +559,14 @@ SCORE_ACTION = (
     "no verdict: a score, not a probability; compare it by discrimination and recalibrate it "
     "(relcol recalibrate) before judging its calibration"
 )
-#: The verdict columns a score gets none of (its estimates and bounds stay).
-VERDICTS = (
-    "clean_overconfident",
-    "break_point",
-    "break_accuracy",
-    "break_confidence",
-    "break_change",
-    "break_change_lo",
-    "d_star",
-    "d_star_accuracy",
-    "d_star_confidence",
-    "d_star_gap",
-    "d_star_gap_lo",
-    "traffic_light",
-    "light_severity",
-    "clean_traffic_light",
+#: The columns a score gets a note in instead of a verdict (``withhold_scores``).
+NOTES = ("deciding_metric", "action")
+#: The verdict columns a score gets none of: the columns of ``COLUMNS`` from the clean test on
+#: but its notes and the worst severity (its estimates and bounds stay).
+VERDICTS = tuple(
+    c
+    for c in COLUMNS[COLUMNS.index("clean_overconfident") :]
+    if c not in (*NOTES, "worst_severity")
 )
 
 
@@ -604,7 +596,7 @@ def withhold_scores(thresholds: pl.DataFrame, scores: Sequence[str]) -> pl.DataF
     nulled = [pl.when(~score).then(pl.col(c)).alias(c) for c in VERDICTS if c in thresholds.columns]
     notes = [
         pl.when(score).then(pl.lit(text)).otherwise(pl.col(c)).alias(c)
-        for c, text in (("deciding_metric", "score"), ("action", SCORE_ACTION))
+        for c, text in zip(NOTES, ("score", SCORE_ACTION), strict=True)
         if c in thresholds.columns
     ]
     return thresholds.with_columns(*nulled, *notes)

@@ -32,6 +32,10 @@ from relcol.metrics._calibration import (
     ece_debiased,
     ece_debiased_from_bins,
     ece_from_bins,
+    ece_over,
+    ece_over_from_bins,
+    ece_under,
+    ece_under_from_bins,
     gap,
     gap_from_bins,
     mce,
@@ -80,6 +84,14 @@ from relcol.metrics._discrimination import (
 )
 from relcol.metrics._exact import exact_mean, exact_product, exact_sum, exact_var
 from relcol.metrics._frames import CHUNK_ROWS, by_chunks, chunk_filter, chunk_spans
+from relcol.metrics._kernels import (
+    BinSums,
+    aurc_optimal_kernel,
+    harmonic_kernel,
+    moment_metrics,
+    rank_metrics,
+    row_mean,
+)
 from relcol.metrics._proba import _brier_terms as brier_terms
 from relcol.metrics._proba import _nll_terms as nll_terms
 from relcol.metrics._proba import brier, classwise_ece, nll, proba_entropy, proba_margin
@@ -88,7 +100,20 @@ from relcol.metrics._random import MASK as HASH_MASK
 from relcol.metrics._random import MIX as HASH_MIX
 from relcol.metrics._random import SEED as HASH_SEED
 from relcol.metrics._random import TWO_32, hash32, normal, stream_key, uniform
-from relcol.metrics._registry import REGISTRY, Metric
+from relcol.metrics._registry import (
+    CALIBRATION_COLUMNS,
+    NEED_PROBA,
+    REGISTRY,
+    REPLICATE_INPUTS,
+    WIDTH_METRICS,
+    Metric,
+    bin_metrics,
+    labels,
+    replicated,
+    view_metrics,
+    width_metrics,
+)
+from relcol.metrics._scores import EPS as CLIP_EPS
 from relcol.metrics._scores import _nll_top_terms as nll_top_terms
 from relcol.metrics._scores import (
     brier_reliability,
@@ -117,11 +142,14 @@ from relcol.metrics._selective import (
     selective,
     selective_curve,
 )
-from relcol.metrics._statistics import bin_sums, bin_terms, calibration_bins
-from relcol.metrics._tables import WIDTH_METRICS, calibration, metric_tables, width_metrics
+from relcol.metrics._statistics import BINNINGS, bin_sums, bin_terms, calibration_bins
+from relcol.metrics._tables import calibration, metric_tables
 
 __all__ = [
+    "BINNINGS",
+    "CALIBRATION_COLUMNS",
     "CHUNK_ROWS",
+    "CLIP_EPS",
     "EULER_GAMMA",
     "HARMONIC_ASYMPTOTIC",
     "HARMONIC_SHIFT",
@@ -129,10 +157,13 @@ __all__ = [
     "HASH_MASK",
     "HASH_MIX",
     "HASH_SEED",
+    "NEED_PROBA",
     "ORDER",
     "REGISTRY",
+    "REPLICATE_INPUTS",
     "TWO_32",
     "WIDTH_METRICS",
+    "BinSums",
     "Metric",
     "ParameterError",
     "abs_gap",
@@ -145,8 +176,10 @@ __all__ = [
     "aupr_success",
     "aurc",
     "aurc_optimal",
+    "aurc_optimal_kernel",
     "auroc",
     "bin_index",
+    "bin_metrics",
     "bin_sums",
     "bin_terms",
     "brier",
@@ -192,6 +225,10 @@ __all__ = [
     "ece_debiased",
     "ece_debiased_from_bins",
     "ece_from_bins",
+    "ece_over",
+    "ece_over_from_bins",
+    "ece_under",
+    "ece_under_from_bins",
     "exact_mean",
     "exact_product",
     "exact_sum",
@@ -201,8 +238,10 @@ __all__ = [
     "gap",
     "gap_from_bins",
     "harmonic",
+    "harmonic_kernel",
     "hash32",
     "kappa_error_from_pairs",
+    "labels",
     "mass_bin_index",
     "mce",
     "mce_from_bins",
@@ -211,6 +250,7 @@ __all__ = [
     "mean_confidence",
     "mean_confidence_from_bins",
     "metric_tables",
+    "moment_metrics",
     "nll",
     "nll_terms",
     "nll_top",
@@ -226,12 +266,16 @@ __all__ = [
     "prediction_entropy_from_counts",
     "proba_entropy",
     "proba_margin",
+    "rank_metrics",
+    "replicated",
     "risk_at_coverage",
     "rmsce",
     "rmsce_from_bins",
+    "row_mean",
     "selective",
     "selective_curve",
     "stream_key",
     "uniform",
+    "view_metrics",
     "width_metrics",
 ]

@@ -1,5 +1,5 @@
-"""Calibration: accuracy, mean confidence, the gap Δ, ECE, ACE, MCE, RMSCE and Kumar's
-debiased estimate (docs/metrics.md).
+"""Calibration: accuracy, mean confidence, the gap Δ, ECE and its over/under-confidence
+split, ACE, MCE, RMSCE and Kumar's debiased estimate (docs/metrics.md).
 
 Each metric is written twice on purpose, for two grains:
 
@@ -123,6 +123,43 @@ def ece(confidence: str = "confidence", correct: str = "correct", *, bins: int =
     0.1
     """
     return _row_bin_gaps(confidence, correct, check_bins(bins)).mean().alias("ece")
+
+
+def ece_over(
+    confidence: str = "confidence", correct: str = "correct", *, bins: int = 15
+) -> pl.Expr:
+    """The overconfident share of the ECE, named ``ece_over``.
+
+    ECE_over = Σₘ (nₘ/n)·max(confₘ − accₘ, 0) over the equal-width bins of ``ece``: the bins
+    whose confidence exceeds their accuracy. ``ece_over + ece_under = ece``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import ece_over
+    >>> rows = pl.DataFrame({"confidence": [0.3, 0.5, 0.9], "correct": [False, True, True]})
+    >>> round(rows.select(ece_over(bins=2)).item(), 12)  # both bins: accuracy above confidence
+    0.0
+    """
+    return _row_bin_part(confidence, correct, bins, -1.0).alias("ece_over")
+
+
+def ece_under(
+    confidence: str = "confidence", correct: str = "correct", *, bins: int = 15
+) -> pl.Expr:
+    """The underconfident share of the ECE, named ``ece_under``.
+
+    ECE_under = Σₘ (nₘ/n)·max(accₘ − confₘ, 0) over the equal-width bins of ``ece``.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import ece_under
+    >>> rows = pl.DataFrame({"confidence": [0.3, 0.5, 0.9], "correct": [False, True, True]})
+    >>> round(rows.select(ece_under(bins=2)).item(), 12)
+    0.1
+    """
+    return _row_bin_part(confidence, correct, bins, 1.0).alias("ece_under")
 
 
 def mce(confidence: str = "confidence", correct: str = "correct", *, bins: int = 15) -> pl.Expr:
@@ -254,6 +291,13 @@ def _row_bin_gaps(confidence: str, correct: str, bins: int) -> pl.Expr:
     return _row_bin_errors(confidence, correct, bins).abs()
 
 
+def _row_bin_part(confidence: str, correct: str, bins: int, sign: float) -> pl.Expr:
+    """The row mean of max(sign·(accₘ − confₘ), 0) of each row's bin m: ``ece_under`` (+1)
+    or ``ece_over`` (−1)."""
+    bin_error = _row_bin_errors(confidence, correct, check_bins(bins))
+    return (sign * bin_error).clip(lower_bound=0.0).mean()
+
+
 def _row_bin_errors(confidence: str, correct: str, bins: int) -> pl.Expr:
     """Per row, accₘ − confₘ of the row's equal-width bin m."""
     z_minus_c = pl.col(correct).cast(pl.Float64) - pl.col(confidence).cast(pl.Float64)
@@ -305,6 +349,22 @@ def ece_from_bins(
     Σc = 0): the one ECE formula of the fast path."""
     bin_error = (_col(sum_correct) - _col(sum_confidence)).abs()
     return (exact_sum(bin_error) / pl.col(n).sum()).alias("ece")
+
+
+def ece_over_from_bins(
+    n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
+) -> pl.Expr:
+    """``ece_over`` from per-bin sums: Σₘ max(Σc − Σz, 0) / Σₘ nₘ."""
+    bin_excess = (pl.col(sum_confidence) - pl.col(sum_correct)).clip(lower_bound=0.0)
+    return (exact_sum(bin_excess) / pl.col(n).sum()).alias("ece_over")
+
+
+def ece_under_from_bins(
+    n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
+) -> pl.Expr:
+    """``ece_under`` from per-bin sums: Σₘ max(Σz − Σc, 0) / Σₘ nₘ."""
+    bin_shortfall = (pl.col(sum_correct) - pl.col(sum_confidence)).clip(lower_bound=0.0)
+    return (exact_sum(bin_shortfall) / pl.col(n).sum()).alias("ece_under")
 
 
 def _col(name: str | pl.Expr) -> pl.Expr:

@@ -30,12 +30,11 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from relcol.checks import check_choice, check_columns, check_keys
+from relcol.checks import check_keys
 from relcol.metrics._exact import exact_mean, exact_sum, exact_var
-from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
-from relcol.metrics._levels import SCORES, levels, scored_cells, scored_columns
+from relcol.metrics._frames import CELL_ID, with_keys
+from relcol.metrics._levels import levels, scored_cells, scored_rows
 from relcol.metrics._runs import run_ends
-from relcol.metrics._statistics import sorted_rows
 from relcol.store import CELL
 
 #: The columns of ``discrimination`` after the group keys, in order.
@@ -253,14 +252,10 @@ def discrimination(
     >>> discrimination(rows, "model").collect().select("auroc", "fpr_at_95tpr").row(0)
     (0.875, 0.5)
     """
-    score = check_choice("score", score, SCORES)
-    keys = check_keys(by)
-    lazy = frame.lazy()
-    needed = [*keys, correct, *((confidence,) if score == "confidence" else (proba,))]
-    check_columns("discrimination", lazy, needed)
-    cells, rows = cell_rows(lazy, keys, scored_columns(score, confidence, correct, proba))
-    table = discrimination_cells(rows, levels(sorted_rows(rows.drop_nulls("c"), 0)), score)
-    return with_keys(table, cells, keys)
+    args = (score, confidence, correct, proba)
+    cells, rows, ordered = scored_rows("discrimination", frame, by, *args)
+    table = discrimination_cells(rows, levels(ordered), score)
+    return with_keys(table, cells, check_keys(by))
 
 
 def discrimination_cells(rows: pl.LazyFrame, level: pl.LazyFrame, score: str) -> pl.LazyFrame:

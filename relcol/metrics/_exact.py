@@ -62,7 +62,7 @@ def exact_var(x: pl.Expr, ddof: int = 1) -> pl.Expr:
 PRODUCT_PARTS = 3
 
 
-def exact_product(d: np.ndarray, w: np.ndarray) -> np.ndarray:
+def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> np.ndarray:
     """d·w for weights w that are non-negative integers (Float64), with the same bits on any
     BLAS kernel, thread count or summation order.
 
@@ -81,6 +81,9 @@ def exact_product(d: np.ndarray, w: np.ndarray) -> np.ndarray:
         (statistics × samples) Float64, finite.
     w
         (samples × replicates) Float64 holding non-negative integers.
+    w_max
+        The largest weight the grid is sized for (default: w's): the product of a part of
+        w with the same ``w_max`` has the bits of the product with all of w.
 
     Returns
     -------
@@ -97,7 +100,7 @@ def exact_product(d: np.ndarray, w: np.ndarray) -> np.ndarray:
            [3. , 6. ]])
     """
     d = np.asarray(d, dtype=np.float64)
-    w_max = max(float(np.max(w, initial=0.0)), 1.0)
+    w_max = max(float(np.max(w, initial=0.0)) if w_max is None else w_max, 1.0)
     out = np.empty((len(d), w.shape[1]))
     # a few thousand rows at a time: the temporaries stay small and are reused, where
     # whole-matrix temporaries would each be fresh memory (page faults cost more than the

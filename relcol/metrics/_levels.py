@@ -15,10 +15,14 @@ with a row that has no score (no vector) gets null metrics and no curve.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import polars as pl
 
-from relcol.metrics._frames import CELL_ID
+from relcol.checks import check_choice, check_columns, check_keys
+from relcol.metrics._frames import CELL_ID, cell_rows
 from relcol.metrics._proba import proba_entropy, proba_margin
+from relcol.metrics._statistics import sorted_rows
 
 SCORES = ("confidence", "margin", "entropy")
 
@@ -84,3 +88,23 @@ def levels(ordered: pl.LazyFrame) -> pl.LazyFrame:
         n_cell="n_cell",
         n_correct_cell=pl.when(cell_end).then(pl.col("accepted_correct")).backward_fill(),
     )
+
+
+def scored_rows(
+    function: str,
+    frame: pl.DataFrame | pl.LazyFrame,
+    by: str | Iterable[str],
+    score: str,
+    confidence: str,
+    correct: str,
+    proba: str,
+) -> tuple[pl.LazyFrame, pl.LazyFrame, pl.LazyFrame]:
+    """The cells, the scored rows (``scored_columns``) and the rows with a score sorted once
+    per cell, for the table function ``function`` (named in its errors) of ``frame``."""
+    score = check_choice("score", score, SCORES)
+    keys = check_keys(by)
+    lazy = frame.lazy()
+    needed = [*keys, correct, *((confidence,) if score == "confidence" else (proba,))]
+    check_columns(function, lazy, needed)
+    cells, rows = cell_rows(lazy, keys, scored_columns(score, confidence, correct, proba))
+    return cells, rows, sorted_rows(rows.drop_nulls("c"), 0)

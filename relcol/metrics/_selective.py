@@ -30,12 +30,11 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from relcol.checks import check_choice, check_columns, check_keys, check_share
+from relcol.checks import check_keys, check_share
 from relcol.metrics._exact import exact_sum
-from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
-from relcol.metrics._levels import SCORES, levels, scored_cells, scored_columns
+from relcol.metrics._frames import CELL_ID, with_keys
+from relcol.metrics._levels import levels, scored_cells, scored_rows
 from relcol.metrics._runs import run_ends
-from relcol.metrics._statistics import sorted_rows
 from relcol.store import CELL
 
 #: The columns of ``selective_curve`` after the group keys, in order.
@@ -213,7 +212,7 @@ def selective_curve(
     >>> selective_curve(rows, "model").collect().select("threshold", "coverage", "risk").rows()
     [(0.9, 0.25, 0.0), (0.6, 0.75, 0.3333333333333333), (0.3, 1.0, 0.5)]
     """
-    cells, rows, ordered = _prepare("selective_curve", frame, by, score, confidence, correct, proba)
+    cells, rows, ordered = scored_rows("selective_curve", frame, by, score, confidence, correct, proba)
     table = curve_levels(rows, levels(ordered), score)
     return with_keys(table, cells, check_keys(by), presorted=True)
 
@@ -259,19 +258,9 @@ def selective(
     """
     coverage = check_share("coverage", coverage, low_open=True)
     risk = check_share("risk", risk, low_open=False)
-    cells, rows, ordered = _prepare("selective", frame, by, score, confidence, correct, proba)
+    cells, rows, ordered = scored_rows("selective", frame, by, score, confidence, correct, proba)
     table = selective_cells(rows, levels(ordered), score, coverage, risk)
     return with_keys(table, cells, check_keys(by))
-
-
-def _prepare(function, frame, by, score, confidence, correct, proba):
-    score = check_choice("score", score, SCORES)
-    keys = check_keys(by)
-    lazy = frame.lazy()
-    needed = [*keys, correct, *((confidence,) if score == "confidence" else (proba,))]
-    check_columns(function, lazy, needed)
-    cells, rows = cell_rows(lazy, keys, scored_columns(score, confidence, correct, proba))
-    return cells, rows, sorted_rows(rows.drop_nulls("c"), 0)
 
 
 def curve_levels(rows: pl.LazyFrame, level: pl.LazyFrame, score: str) -> pl.LazyFrame:

@@ -183,18 +183,9 @@ def mass_statistics(ordered: pl.LazyFrame, bins: int) -> pl.LazyFrame:
 def bin_frame(stats: pl.LazyFrame, binning: str) -> pl.LazyFrame:
     """``CELL_ID`` and the ``calibration_bins`` columns from width or mass statistics."""
     n = pl.col("n")
-    return stats.select(
-        CELL_ID,
-        pl.lit(binning).alias("binning"),
-        "bin",
-        "bin_lower",
-        "bin_upper",
-        "n",
-        "sum_confidence",
-        "sum_correct",
-        mean_confidence=pl.col("sum_confidence") / n,
-        accuracy=pl.col("sum_correct") / n,
-        sum_confidence_sq=pl.col("sum_confidence_sq"),
-        sum_confidence_correct=pl.col("sum_confidence_correct"),
-        sum_nll_top=pl.col("sum_nll_top"),
-    )
+    derived = {
+        "binning": pl.lit(binning),
+        "mean_confidence": pl.col("sum_confidence") / n,
+        "accuracy": pl.col("sum_correct") / n,
+    }
+    return stats.select(CELL_ID, *(derived.get(c, pl.col(c)).alias(c) for c in BIN_COLUMNS))

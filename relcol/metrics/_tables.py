@@ -1,6 +1,7 @@
 """The metric tables: every metric of a study's cells, from one pass over its rows.
 
-``calibration()`` is the fast path for docs/metrics.md (one row per cell); the other
+``calibration()`` is the fast path for docs/metrics.md (one row per cell, its columns
+those ``REGISTRY`` lists for the view ``calibration``, each from its builder); the other
 tables are in ``_discrimination.py`` and ``_selective.py``. ``metric_tables()`` builds all
 of them over shared intermediate frames: the rows with their cell ids, the per-bin sums and
 the rows sorted once per cell (equal-mass bins and the confidence levels both read that one
@@ -23,31 +24,12 @@ from relcol.checks import (
 )
 from relcol.errors import ParameterError
 from relcol.metrics._bins import ORDER
-from relcol.metrics._calibration import (
-    abs_gap_from_bins,
-    accuracy_from_bins,
-    count_from_bins,
-    ece_debiased_from_bins,
-    ece_from_bins,
-    gap_from_bins,
-    mce_from_bins,
-    mce_n_from_bins,
-    mean_confidence_from_bins,
-    rmsce_from_bins,
-)
+from relcol.metrics._calibration import ece_from_bins
 from relcol.metrics._discrimination import discrimination_cells
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._levels import SCORES, levels, score_column
 from relcol.metrics._null import EVENT, event_columns, event_statistics, null_cells, null_draws
 from relcol.metrics._proba import class_cells, class_statistics, proba_columns
-from relcol.metrics._scores import (
-    brier_reliability_from_bins,
-    brier_resolution_from_bins,
-    brier_top_from_bins,
-    brier_uncertainty_from_bins,
-    brier_within_from_bins,
-    nll_top_from_bins,
-)
 from relcol.metrics._selective import curve_levels, selective_cells
 from relcol.metrics._statistics import (
     bin_frame,
@@ -58,61 +40,6 @@ from relcol.metrics._statistics import (
     width_statistics,
 )
 from relcol.store import CELL
-
-#: The columns of ``calibration`` after the group keys, in order.
-COLUMNS = (
-    "n",
-    "accuracy",
-    "mean_confidence",
-    "gap",
-    "abs_gap",
-    "ece",
-    "mce",
-    "mce_n",
-    "ace",
-    "rmsce",
-    "classwise_ece",
-    "ece_null",
-    "ece_excess",
-    "ece_pvalue",
-    "ece_debiased",
-    "brier",
-    "brier_top",
-    "brier_reliability",
-    "brier_resolution",
-    "brier_uncertainty",
-    "brier_within",
-    "nll",
-    "nll_top",
-)
-#: Metrics of ``calibration`` that need the probability vector (null without one).
-NEED_PROBA = ("classwise_ece", "brier", "nll")
-
-
-def width_metrics() -> list[pl.Expr]:
-    """The builders of ``WIDTH_METRICS`` over equal-width ``calibration_bins`` sums (one
-    group's bins), each named as its metric."""
-    return [
-        accuracy_from_bins(),
-        mean_confidence_from_bins(),
-        gap_from_bins(),
-        abs_gap_from_bins(),
-        ece_from_bins(),
-        mce_from_bins(),
-        rmsce_from_bins(),
-        ece_debiased_from_bins(),
-        brier_top_from_bins(),
-        brier_reliability_from_bins(),
-        brier_resolution_from_bins(),
-        brier_uncertainty_from_bins(),
-        brier_within_from_bins(),
-        nll_top_from_bins(),
-    ]
-
-
-#: Metrics of ``calibration`` that come from the equal-width per-bin sums alone, in order:
-#: the names of the ``width_metrics`` builders.
-WIDTH_METRICS = tuple(builder.meta.output_name() for builder in width_metrics())
 
 
 def calibration(
@@ -158,7 +85,7 @@ def calibration(
     -------
     pl.LazyFrame
         One row per group: ``by`` columns, then ``n`` (Int64), ``accuracy``,
-        ``mean_confidence``, ``gap``, ``abs_gap``, ``ece``, ``mce``, ``mce_n`` (Int64: the
+        ``mean_confidence``, ``gap``, ``abs_gap``, ``ece``, ``ece_over``, ``ece_under``, ``mce``, ``mce_n`` (Int64: the
         rows of the bin that attains the MCE, the largest such bin on a tie), ``ace``, ``rmsce``,
         ``classwise_ece``, ``ece_null``, ``ece_excess``, ``ece_pvalue``, ``ece_debiased``,
         ``brier``, ``brier_top``, ``brier_reliability``, ``brier_resolution``,
@@ -177,14 +104,8 @@ def calibration(
     [-0.1, 0.1, 0.1, 0.116666666667]
     """
     bins, draws = check_bins(bins), check_draws(draws)
-    keys = check_keys(by)
-    lazy = frame.lazy()
-    extra = (proba, y_true) if proba is not None else ()
-    check_columns("calibration", lazy, [*keys, confidence, correct, *order, *events, *extra])
-    columns = outcome_columns(confidence, correct) | order_columns(order) | event_columns(events)
-    if proba is not None:
-        columns |= proba_columns(proba, y_true)
-    cells, rows = cell_rows(lazy, keys, columns)
+    columns = (confidence, correct, proba, y_true, order, events)
+    keys, cells, rows = _prediction_rows("calibration", frame, by, *columns)
     width = width_statistics(rows, bins)
     mass = mass_statistics(sorted_rows(rows, len(order)), bins)
     event = event_statistics(rows, bins, len(events))
@@ -204,7 +125,14 @@ def calibration_cells(
 ) -> pl.LazyFrame:
     """Per cell id: the ``calibration`` columns, from the rows, their equal-width and
     equal-mass statistics and their prediction events (``event_statistics``)."""
-    observed = width.group_by(CELL_ID).agg(count_from_bins(), *width_metrics(), mce_n_from_bins())
+    # the registry names this module's table functions, so it is read when called
+    from relcol.metrics._registry import CALIBRATION_COLUMNS, NEED_PROBA, REGISTRY
+
+    observed = width.group_by(CELL_ID).agg(
+        REGISTRY[name].from_bins().alias(name)
+        for name in CALIBRATION_COLUMNS
+        if REGISTRY[name].from_bins is not None
+    )
     adaptive = mass.group_by(CELL_ID).agg(ece_from_bins().alias("ace"))
     out = observed.join(adaptive, on=CELL_ID, how="left").join(
         null_cells(null_draws(width, events, bins, draws), observed), on=CELL_ID, how="left"
@@ -221,7 +149,8 @@ def calibration_cells(
     else:
         with_vector = {name: pl.lit(None, pl.Float64) for name in NEED_PROBA}
     return out.select(
-        CELL_ID, *(with_vector.get(name, pl.col(name)).alias(name) for name in COLUMNS)
+        CELL_ID,
+        *(with_vector.get(name, pl.col(name)).alias(name) for name in CALIBRATION_COLUMNS),
     )
 
 
@@ -269,14 +198,8 @@ def metric_tables(
     score = check_choice("score", score, SCORES)
     if score != "confidence" and proba is None:
         raise ParameterError(f"score {score!r} needs the probability vector. Got proba=None.")
-    keys = check_keys(by)
-    lazy = frame.lazy()
-    extra = (proba, y_true) if proba is not None else ()
-    check_columns("metric_tables", lazy, [*keys, confidence, correct, *order, *events, *extra])
-    columns = outcome_columns(confidence, correct) | order_columns(order) | event_columns(events)
-    if proba is not None:
-        columns |= proba_columns(proba, y_true)
-    cells, rows = cell_rows(lazy, keys, columns)
+    columns = (confidence, correct, proba, y_true, order, events)
+    keys, cells, rows = _prediction_rows("metric_tables", frame, by, *columns)
     width = width_statistics(rows, bins)
     ordered = sorted_rows(rows, len(order))
     mass = mass_statistics(ordered, bins).cache()
@@ -299,3 +222,28 @@ def metric_tables(
         ),
         "selective": with_keys(selective_cells(scored, level, score, coverage, risk), cells, keys),
     }
+
+
+def _prediction_rows(
+    function: str,
+    frame: pl.DataFrame | pl.LazyFrame,
+    by: str | Iterable[str],
+    confidence: str,
+    correct: str,
+    proba: str | None,
+    y_true: str,
+    order: Sequence[str],
+    events: Sequence[str],
+) -> tuple[list[str], pl.LazyFrame, pl.LazyFrame]:
+    """The grouping keys, the cells and the rows with the columns every calibration statistic
+    reads (outcome, tie-break order, prediction events, the vector's scores when ``proba``),
+    after checking that ``frame`` has them (``function`` names the caller in the error)."""
+    keys = check_keys(by)
+    lazy = frame.lazy()
+    extra = (proba, y_true) if proba is not None else ()
+    check_columns(function, lazy, [*keys, confidence, correct, *order, *events, *extra])
+    columns = outcome_columns(confidence, correct) | order_columns(order) | event_columns(events)
+    if proba is not None:
+        columns |= proba_columns(proba, y_true)
+    cells, rows = cell_rows(lazy, keys, columns)
+    return keys, cells, rows

@@ -12,16 +12,10 @@ import polars as pl
 import polars.selectors as cs
 from great_tables import GT
 
+from relcol.metrics import labels
 from relcol.report._tables import table_html
 
-_LABELS = {
-    "n": "n",
-    "accuracy": "accuracy",
-    "mean_confidence": "mean conf.",
-    "gap": "gap Δ",
-    "ece": "ECE",
-    "mce": "MCE",
-}
+_LABELS = labels(("n", "accuracy", "mean_confidence", "gap", "ece", "mce"))
 
 
 def by_class_section(tables: Mapping[str, pl.DataFrame], *, bins: int) -> str | None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from relcol.metrics import labels
 from relcol.text import printable
 
 if TYPE_CHECKING:
@@ -54,11 +55,12 @@ MAX_GROWTH = 1.4
 #: Widest figure, in inches (1,250 CSS pixels): wider grids wrap onto more rows.
 MAX_WIDTH = 13.0
 
+_LABEL = labels(("ece", "mce"))
 #: (column, axis label) for the rows of a degradation figure.
 PANELS = (
     ("accuracy", "accuracy"),
     ("mean_confidence", "mean confidence"),
-    ("ece", "ECE"),
+    ("ece", _LABEL["ece"]),
     ("gap", "gap Δ = conf. − acc."),
 )
 
@@ -503,7 +505,7 @@ def _unit_square(ax: Axes) -> None:
 def error_text(ece: float | None, mce: float | None) -> str:
     """``ECE 0.034 · MCE 0.120``: the two calibration errors as the figures print them."""
     parts = [
-        f"{name} {value:.3f}" for name, value in (("ECE", ece), ("MCE", mce)) if value is not None
+        f"{name} {value:.3f}" for name, value in ((_LABEL["ece"], ece), (_LABEL["mce"], mce)) if value is not None
     ]
     return " · ".join(parts)
 

@@ -18,6 +18,7 @@ import polars.selectors as cs
 from great_tables import GT
 
 from relcol.analysis import require_columns, sort_by_appearance, with_stage
+from relcol.metrics import labels, view_metrics
 from relcol.report._figures import (
     Styles,
     correctness_figure,
@@ -31,24 +32,8 @@ from relcol.report._tables import merge_intervals, table_html
 
 _GROUP = "__group"
 
-_DISCRIMINATION = {
-    "severity": "d",
-    "n": "n",
-    "auroc": "AUROC",
-    "aupr_success": "AUPR success",
-    "aupr_error": "AUPR error",
-    "fpr_at_95tpr": "FPR @ 95 % TPR",
-    "cohens_d": "Cohen's d",
-    "point_biserial": "point-biserial r",
-}
-_SELECTIVE = {
-    "severity": "d",
-    "aurc": "AURC",
-    "aurc_optimal": "AURC*",
-    "e_aurc": "E-AURC",
-    "risk_at_coverage": "risk @ coverage",
-    "coverage_at_risk": "coverage @ risk",
-}
+_DISCRIMINATION = {"severity": "d", "n": "n", **labels(view_metrics("discrimination"))}
+_SELECTIVE = {"severity": "d", **labels(view_metrics("selective"))}
 # Light ends keep the numbers readable: AUROC from chance (white) to perfect (green),
 # E-AURC from 0 (white) to its largest value (orange: confidence ranks errors badly).
 _AUROC_PALETTE = ["#FFFFFF", "#C7E9C0", "#41AB5D"]
@@ -218,11 +203,8 @@ def _selective_intro(table: pl.DataFrame) -> str:
 def _selective(frame: pl.DataFrame, table_id: str, name: str) -> GT:
     coverage = _only(frame, "target_coverage")
     risk = _only(frame, "target_risk")
-    labels = _SELECTIVE | {
-        "risk_at_coverage": f"risk @ {coverage:.0%} cov.",
-        "coverage_at_risk": f"coverage @ {risk:.0%} risk",
-    }
-    gt = _table(frame.drop("target_coverage", "target_risk"), labels, table_id)
+    headings = _SELECTIVE | labels(view_metrics("selective"), coverage=coverage, risk=risk)
+    gt = _table(frame.drop("target_coverage", "target_risk"), headings, table_id)
     gt = gt.tab_header(
         title=f"Selective prediction by cell: {name}",
         subtitle=f"Score: {_score(frame)}; lower AURC and E-AURC are better",

@@ -14,18 +14,15 @@ import polars as pl
 from great_tables import GT
 
 from relcol.analysis import ALERT_COLUMNS, STREAM
+from relcol.metrics import labels
 from relcol.report._figures import figure_svg
 from relcol.report._layout import figure, section
-from relcol.report._tables import table_html
+from relcol.report._tables import TOP_SCORE_LABELS, table_html
 
 #: Metrics of the per-period table, with their headings.
-_METRICS = {
-    "accuracy": "accuracy",
+_METRICS = labels(("accuracy", "mean_confidence", "ece", "mce", "brier_top", "auroc")) | {
     "mean_confidence": "mean confidence",
-    "ece": "ECE",
-    "mce": "MCE",
-    "brier_top": "Brier",
-    "auroc": "AUROC",
+    "brier_top": TOP_SCORE_LABELS["brier_top"],
 }
 #: The columns of a check shown (the stream is the row group).
 _SHOWN_CHECK_COLUMNS = [c for c in ALERT_COLUMNS if c not in (*STREAM, "baseline", "period_index")]

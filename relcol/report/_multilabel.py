@@ -21,13 +21,15 @@ from html import escape
 import polars as pl
 from great_tables import GT
 
-from relcol.analysis import MULTILABEL_INTERVALS as INTERVALS
 from relcol.analysis import (
+    CELL_KEYS,
     NO_MACRO_INTERVAL,
     macro_rows,
     name_label_codes,
     with_stage,
 )
+from relcol.analysis import MULTILABEL_INTERVALS as INTERVALS
+from relcol.metrics import labels
 from relcol.report._figures import (
     _RC,
     _plain,
@@ -45,7 +47,7 @@ from relcol.report._metric_sections import (
     _prepared,
     _selective,
 )
-from relcol.report._tables import merge_intervals, table_html
+from relcol.report._tables import TOP_SCORE_LABELS, merge_intervals, table_html
 from relcol.report._trust_section import _table as trust_table
 from relcol.report._trust_section import _with_trend
 
@@ -56,21 +58,15 @@ MODE_NAMES = {
 TARGET_NAMES = {"binary": "0/1 target", "agreement": "annotator agreement as the target"}
 _PER_MODE = ("accuracy", "mean_confidence", "gap", "ece", "mce")
 _SHARED = ("brier_top", "nll_top")
-_LABELS = {
-    "n": "n",
-    "accuracy": "observed",
-    "mean_confidence": "mean conf.",
-    "gap": "gap Δ",
-    "ece": "ECE",
-    "mce": "MCE",
-    "brier_top": "Brier",
-    "nll_top": "NLL",
+_LABELS = labels(("n", *_PER_MODE, *_SHARED)) | {
+    "accuracy": "observed",  # the mean outcome, which may be an agreement share
+    **TOP_SCORE_LABELS,
 }
 #: The micro row's name in tables and figures.
 MICRO = "micro (all labels)"
 #: At most this many heatmap figures (one per cell); the table holds every cell.
 MAX_HEATMAPS = 6
-_CELL = ("study", "dataset", "model", "corruption", "severity")
+_CELL = CELL_KEYS
 
 
 def multilabel_section(

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
+from relcol.analysis import CELL
 from relcol.checks import check_bins, check_choice, check_int
 from relcol.errors import ColumnNotFoundError, InputError, ParameterError
 
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 #: The keys of a cell (docs/metrics.md's cell plus ``label``); a series is one value of some.
-_KEYS = ("study", "dataset", "model", "corruption", "severity", "label")
+_KEYS = CELL
 _SERIES = "model"  # the column the drawing code reads a series from
 
 

@@ -11,17 +11,13 @@ from collections.abc import Mapping
 import polars as pl
 from great_tables import GT
 
+from relcol.analysis import CELL as _CELL
 from relcol.analysis import named_labels
-from relcol.report._tables import table_html
+from relcol.metrics import labels
+from relcol.report._tables import TOP_SCORE_LABELS, table_html
 
-_METRICS = {
-    "ece": "ECE",
-    "brier_top": "Brier",
-    "nll_top": "NLL",
-    "gap": "gap Δ",
-    "mce": "MCE",
-}
-_CELL = ("study", "dataset", "model", "corruption", "severity", "label")
+# the registry's labels; the before/after table scores the top label only, so "Brier", "NLL"
+_METRICS = labels(("ece", "brier_top", "nll_top", "gap", "mce")) | TOP_SCORE_LABELS
 
 
 def recalibration_section(tables: Mapping[str, pl.DataFrame], *, bins: int) -> str | None:

@@ -14,6 +14,7 @@ from html import escape
 import polars as pl
 
 from relcol.analysis import MIN_BIN_SAMPLES, on_realised_axis
+from relcol.metrics import labels
 from relcol.report._figures import (
     PANELS,
     Styles,
@@ -34,11 +35,8 @@ from relcol.report._tables import (
     trend_table,
 )
 
-_SHORT = {
-    "accuracy": "accuracy",
-    "mean_confidence": "mean confidence",
-    "ece": "ECE",
-    "gap": "gap Δ",
+_SHORT = labels(("accuracy", "mean_confidence", "ece", "gap")) | {
+    "mean_confidence": "mean confidence"
 }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from relcol.analysis import GRID_COLUMNS, LIGHTS, break_grid
+from relcol.analysis import GRID_COLUMNS, WORST_FIRST, break_grid
 from relcol.report._layout import plural, section
 from relcol.report._sections import single_label
 from relcol.report._tables import glance_table, table_html
@@ -158,7 +158,7 @@ def _grid_cell(row: Mapping[str, Any] | None, model: str, corruption: str) -> st
         title += "a score, not a probability: no calibration verdict before recalibration"
     else:
         title += f"holds up to d = {_d(row['worst_severity'])}"
-    light = row["light"] if row["light"] in LIGHTS else "none"
+    light = row["light"] if row["light"] in WORST_FIRST else "none"
     title += f"; light {row['light']}" if row["light"] else ""
     return f'<td class="{light} {state}" title="{escape(title)}">{text}</td>'
 
@@ -170,7 +170,7 @@ def _d(value: float | None) -> str:
 def _verdicts(table: pl.DataFrame) -> str:
     items = []
     for row in table.iter_rows(named=True):
-        lights = ", ".join(f'<span class="light {c}">{c}</span> {row[c]}' for c in LIGHTS if row[c])
+        lights = ", ".join(f'<span class="light {c}">{c}</span> {row[c]}' for c in WORST_FIRST if row[c])
         text = f"<b>{escape(row['model'])}</b>: {lights} of {plural(row['curves'], 'curve')}"
         if row.get("clean_over"):
             text += f"; already overconfident when clean on {plural(row['clean_over'], 'curve')}"

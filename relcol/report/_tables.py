@@ -16,38 +16,16 @@ import polars.selectors as cs
 from great_tables import GT, html
 
 from relcol.analysis import sort_by_appearance
+from relcol.metrics import CALIBRATION_COLUMNS, labels
 from relcol.report._exports import register, register_data
 from relcol.report._layout import details
 
-# Columns the table knows how to label; any other column is shown under its own
-# name (so metrics added later appear without a change here).
-_LABELS = {
-    "severity": "d",
-    "label": "label",
-    "n": "n",
-    "accuracy": "accuracy",
-    "mean_confidence": "mean conf.",
-    "gap": "gap Δ",
-    "abs_gap": "|Δ|",
-    "ece": "ECE",
-    "mce": "MCE",
-    "mce_n": "MCE bin n",
-    "ace": "ACE",
-    "rmsce": "RMSCE",
-    "classwise_ece": "classwise ECE",
-    "ece_null": "ECE₀",
-    "ece_excess": "ECE − ECE₀",
-    "ece_pvalue": "p",
-    "ece_debiased": "debiased CE",
-    "brier": "Brier",
-    "brier_top": "Brier (top)",
-    "brier_reliability": "reliability",
-    "brier_resolution": "resolution",
-    "brier_uncertainty": "uncertainty",
-    "brier_within": "within-bin",
-    "nll": "NLL",
-    "nll_top": "NLL (top)",
-}
+# Columns the table knows how to label (every metric by its registry label); any other
+# column is shown under its own name.
+_LABELS = {"severity": "d", "label": "label", **labels(CALIBRATION_COLUMNS)}
+# Where a table holds only the top-label scores (multi-label, recalibration, monitoring), they
+# go by their plain names.
+TOP_SCORE_LABELS = {"brier_top": "Brier", "nll_top": "NLL"}
 # Column groups shown under a spanner when the table has them (docs/metrics.md).
 _SPANNERS = {
     "ECE floor (a calibrated model)": ("ece_null", "ece_excess", "ece_pvalue"),
@@ -345,13 +323,11 @@ def _cell(value: object) -> str:
 
 # The trend table: each metric over severity as a nanoplot -----------------------------------------
 
-#: (column, spanner) of the trend table's nanoplots, in order.
-TREND_METRICS = (
-    ("accuracy", "accuracy"),
-    ("mean_confidence", "mean confidence"),
-    ("ece", "ECE"),
-    ("gap", "gap Δ"),
-)
+#: The metrics the trend table draws as nanoplots, in order (the metrics whose trend is
+#: tested are ``relcol.analysis.TREND_METRICS``).
+NANOPLOT_METRICS = ("accuracy", "mean_confidence", "ece", "gap")
+#: Their spanners: the registry's labels, with the mean confidence spelt out.
+_NANOPLOT_SPANNERS = labels(NANOPLOT_METRICS) | {"mean_confidence": "mean confidence"}
 # Numbers beside each nanoplot: (column of degradation_summary, its label, metric it sits under).
 _TREND_NUMBERS = (
     ("clean_accuracy", "d = 0", "accuracy"),
@@ -389,7 +365,7 @@ def trend_table(
     Parameters
     ----------
     calibration
-        One dataset's calibration rows (cell keys, the metrics of :data:`TREND_METRICS`).
+        One dataset's calibration rows (cell keys, the metrics of :data:`NANOPLOT_METRICS`).
     summary
         ``relcol.analysis.degradation_summary`` of the same rows.
     table_id, title
@@ -416,13 +392,13 @@ def trend_table(
         pl.col("severity").cast(pl.Float64).alias("__x"),
         # Rounded far below what a nanoplot can show, so that a value's last bits (sums
         # added in another order) do not change the drawing.
-        *(pl.col(m).cast(pl.Float64).round(9).alias(f"__y_{m}") for m, _ in TREND_METRICS),
+        *(pl.col(m).cast(pl.Float64).round(9).alias(f"__y_{m}") for m in NANOPLOT_METRICS),
     )
     # A nanoplot needs two severities (great-tables scales x by its range).
     enough = pl.col("__x").list.n_unique() >= 2
     frame = lists.with_columns(
         pl.when(enough).then(pl.struct(x=pl.col("__x"), y=pl.col(f"__y_{m}"))).alias(f"{m}_trend")
-        for m, _ in TREND_METRICS
+        for m in NANOPLOT_METRICS
     ).join(
         summary.select(*curve, "worst_severity", *dict.fromkeys(c for c, _, _ in _TREND_NUMBERS)),
         on=curve,
@@ -442,7 +418,7 @@ def trend_table(
     frame = frame.with_columns(group.alias(_GROUP))
 
     columns = []
-    for metric, _ in TREND_METRICS:
+    for metric in NANOPLOT_METRICS:
         columns += [f"{metric}_trend"] if plots else []
         columns += [f"rho_{metric}"] if f"rho_{metric}" in rho_columns else []
         columns += [c for c, _, m in _TREND_NUMBERS if m == metric]
@@ -460,7 +436,7 @@ def trend_table(
         .fmt_number(_display("gap"), decimals=3, force_sign=True)
         .sub_missing(missing_text="–")
     )
-    for metric, spanner in TREND_METRICS:
+    for metric, spanner in _NANOPLOT_SPANNERS.items():
         members = [_display(c) for c in columns if _metric_of(c) == metric]
         gt = gt.tab_spanner(spanner, columns=members)
         labels = {_display(c): label for c, label, m in _TREND_NUMBERS if m == metric}
@@ -469,7 +445,7 @@ def trend_table(
     if plots:
         gt = _nanoplots(gt, shown, colours)
         # ρ under its nanoplot: one column per metric instead of two.
-        for metric in (m for m, _ in TREND_METRICS if f"rho_{m}" in rho_columns):
+        for metric in (m for m in NANOPLOT_METRICS if f"rho_{m}" in rho_columns):
             gt = gt.cols_merge(
                 [f"{metric}_trend", f"rho_{metric}"],
                 pattern='{0}<br><span class="rho">ρ {1}</span>',
@@ -496,7 +472,7 @@ def _display(column: str) -> str:
 
 
 def _metric_of(column: str) -> str | None:
-    for metric, _ in TREND_METRICS:
+    for metric in NANOPLOT_METRICS:
         if column in (f"{metric}_trend", f"rho_{metric}"):
             return metric
     for c, _, metric in _TREND_NUMBERS:
@@ -507,7 +483,7 @@ def _metric_of(column: str) -> str | None:
 
 def _join_trends(frame: pl.DataFrame, trends: pl.DataFrame, curve: list[str]):
     keys = [k for k in curve if k in trends.columns]
-    wanted = [m for m, _ in TREND_METRICS]
+    wanted = [m for m in NANOPLOT_METRICS]
     rows = trends.filter(pl.col("metric").is_in(wanted)).select(
         *keys,
         "metric",
@@ -540,7 +516,7 @@ def _nanoplots(gt: GT, shown: pl.DataFrame, colours: dict[str, str]) -> GT:
     from great_tables import nanoplot_options
 
     models = shown.get_column("model")
-    for metric, _ in TREND_METRICS:
+    for metric in NANOPLOT_METRICS:
         column = f"{metric}_trend"
         plotted = shown.get_column(column).drop_nulls()
         values = plotted.struct.field("y").explode().drop_nulls().drop_nans()
@@ -631,7 +607,7 @@ def glance_table(summary: pl.DataFrame, *, table_id: str = "relcol-glance") -> G
             "delivers",
         )
         .tab_stubhead("model")
-        .cols_label(clean_accuracy="accuracy", clean_ece="ECE", **labels)
+        .cols_label(clean_accuracy=_LABELS["accuracy"], clean_ece=_LABELS["ece"], **labels)
         .tab_spanner("clean (d = 0)", columns=["clean_accuracy", "clean_ece"])
         .tab_spanner("gap Δ at the worst severity", columns=gap_columns)
         .fmt_number(["clean_accuracy", "clean_ece"], decimals=3)

@@ -14,19 +14,21 @@ import textwrap
 import polars as pl
 
 from relcol.analysis import group_keys, sort_by_appearance, summary_tables
+from relcol.metrics import labels
 from relcol.text import printable_line
 
 _MISSING = "-"
 
+_ECE = labels(("ece",))["ece"]
 # (column of degradation_summary, header, format, header group)
 _NUMBERS = (
     ("clean_accuracy", "acc", "{:.3f}", "clean"),
-    ("clean_ece", "ECE", "{:.3f}", "clean"),
+    ("clean_ece", _ECE, "{:.3f}", "clean"),
     ("worst_severity", "d", "{:.2f}", "worst severity"),
     ("accuracy", "acc", "{:.3f}", "worst severity"),
     ("mean_confidence", "conf", "{:.3f}", "worst severity"),
     ("gap", "gap", "{:+.3f}", "worst severity"),
-    ("ece", "ECE", "{:.3f}", "worst severity"),
+    ("ece", _ECE, "{:.3f}", "worst severity"),
 )
 
 

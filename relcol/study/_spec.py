@@ -38,6 +38,7 @@ TOP = {
     "repeats",
     "severities",
     "scorecard",
+    "baseline",
 }
 #: The ``[scorecard]`` table: which corruption and severities define stability and resilience.
 SCORECARD = {"noise": "gaussian_noise", "stability_at": 0.05, "resilience_at": 0.1}
@@ -196,6 +197,12 @@ def parse_study(
             raise SpecError(
                 f"{source}: {what} {dupes[0]!r} appears twice; give one of them another `id`"
             )
+    baseline = raw.get("baseline")
+    if baseline is not None and baseline not in [m.id for m in models]:
+        raise SpecError(
+            f"{source}: baseline {baseline!r} is not a model of the study; its models: "
+            f"{', '.join(m.id for m in models)}"
+        )
     card = _scorecard(raw.get("scorecard", {}), source, corruptions)
     return Study(
         name=name,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,13 +47,15 @@ def report(
     noise: str | None = None,
     stability_at: float | None = None,
     resilience_at: float | None = None,
+    compare: str | Sequence[str] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportResult:
     """Compute the metric tables of one study, materialise them, and write the HTML report.
 
     ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau``, ``margin``, ``seed`` and
     ``intervals`` set the statistical layer (``report_tables``); ``noise``, ``stability_at``
-    and ``resilience_at`` the scorecard (``scorecard``).
+    and ``resilience_at`` the scorecard (``scorecard``); ``compare`` the reference models of
+    the model-vs-model differences (``report_tables``).
 
     ``progress``, when given, is called as ``progress(step, done, total)`` after each step
     (``"tables"``, ``"warehouse"``, each section of the page, ``"files"``), with ``total``
@@ -79,6 +81,7 @@ def report(
         settings = {"bins": bins, "bootstrap": bootstrap, "alpha": alpha, "tau": tau}
         settings |= {"margin": margin, "seed": seed, "intervals": intervals}
         settings |= {"noise": noise, "stability_at": stability_at, "resilience_at": resilience_at}
+        settings |= {"compare": compare}
         tables, meta = _report_content(wh, study, settings)
         advance("tables")
         # everything is written to staging first and published only once all of it is

@@ -10,6 +10,8 @@ draws these tables.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import polars as pl
 
 from relcol import metrics
@@ -34,7 +36,12 @@ from relcol.workflows._external_predictions import by_class, confidence_sources,
 from relcol.workflows._multilabel_scores import multilabel, multilabel_bins, multilabel_statistics
 from relcol.workflows._recalibration_runs import recalibration
 from relcol.workflows._shared import run_spec
-from relcol.workflows._studies import cells_of, consistency_table, scorecard_options
+from relcol.workflows._studies import (
+    cells_of,
+    consistency_table,
+    scorecard_options,
+    study_baseline,
+)
 
 
 def report_tables(
@@ -51,6 +58,7 @@ def report_tables(
     noise: str | None = None,
     stability_at: float | None = None,
     resilience_at: float | None = None,
+    compare: str | Sequence[str] | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Every table the report shows and exports, by name (``calibration`` first).
 
@@ -69,6 +77,8 @@ def report_tables(
     ``noise``, ``stability_at`` and ``resilience_at`` set the scorecard (see ``scorecard``).
     ``intervals`` says what the metric tables' intervals cover: ``"samples"`` (test samples,
     the trained models held fixed) or ``"training"`` (also the spread between training seeds).
+    ``compare`` chooses the reference models of the model-vs-model differences (default: the
+    study's baseline, ``study_baseline``; model names, or ``"all"`` for every pair).
     """
     bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
     bins = check_bins(bins)
@@ -98,6 +108,8 @@ def report_tables(
             bins=bins,
             samples=cells,
             intervals=intervals,
+            compare=compare,
+            baseline=study_baseline(wh, study),
         )
         tables |= layer
         tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))

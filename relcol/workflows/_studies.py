@@ -142,16 +142,33 @@ def scorecard(
 def scorecard_options(wh: Warehouse, study: str, **given: object) -> dict[str, object]:
     """Stability/resilience settings: those ``given`` (not None), else the study spec's
     ``[scorecard]`` table (validated at ingest), else ``relcol.study.SCORECARD``."""
+    stored = _stored_spec(wh, study).get("scorecard", {})
+    return {**SCORECARD, **stored, **{k: v for k, v in given.items() if v is not None}}
+
+
+def study_baseline(wh: Warehouse, study: str) -> str | None:
+    """The reference model of the study's model-vs-model differences: the spec's
+    ``baseline``, else the first model it lists; None for rows not made from a spec."""
+    spec = _stored_spec(wh, study)
+    models = spec.get("models")
+    if "baseline" in spec:
+        return str(spec["baseline"])
+    if isinstance(models, list) and models and isinstance(models[0], dict):
+        return str(models[0].get("id", models[0].get("name")))
+    return None
+
+
+def _stored_spec(wh: Warehouse, study: str) -> dict:
+    """The study spec of the study's last run, parsed ({} for a run not made from one)."""
     spec = wh.sql(
         "SELECT spec FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
     )
-    stored: dict[str, object] = {}
-    if spec.height:
-        try:
-            stored = tomllib.loads(spec.item()).get("scorecard", {})
-        except (tomllib.TOMLDecodeError, AttributeError):  # a run not made from a study spec
-            stored = {}
-    return {**SCORECARD, **stored, **{k: v for k, v in given.items() if v is not None}}
+    if not spec.height:
+        return {}
+    try:
+        return tomllib.loads(spec.item())
+    except (tomllib.TOMLDecodeError, AttributeError, TypeError):  # not from a study spec
+        return {}
 
 
 def simulate_consistency(

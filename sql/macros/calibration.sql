@@ -4,7 +4,9 @@
 --   (single-label rows) is one cell. Ordered by cell, nulls last.
 -- Columns (BIGINT n, DOUBLE otherwise; z = correct, S/Z/Q/P a bin's Σc, Σz, Σc², Σcz):
 --   n, accuracy, mean_confidence, gap = mean_confidence − accuracy, abs_gap = |gap|;
---   ece = Σₘ |Z − S| / n and mce = maxₘ |Z − S| / nₘ on the equal-width bins; mce_n (BIGINT)
+--   ece = Σₘ |Z − S| / n, its overconfident part ece_over = Σₘ max(S − Z, 0) / n and its
+--   underconfident part ece_under = Σₘ max(Z − S, 0) / n (ece_over + ece_under = ece) and
+--   mce = maxₘ |Z − S| / nₘ on the equal-width bins; mce_n (BIGINT)
 --   = nₘ of the bin attaining mce (within 1e-12; on a tie the most rows); ace = ECE on the
 --   equal-mass bins; rmsce = √(Σₘ (Z − S)²/nₘ / n); classwise_ece = mean over classes k of the
 --   ECE of pₖ against 1[y = k]; ece_null = mean ECE of R simulated perfectly calibrated
@@ -27,7 +29,7 @@
 --   The draws do not depend on the cell, as in Polars, so both engines give the same numbers.
 -- Inputs: source, the name of a table or view with the long table's columns
 --   (default 'predictions'); macros bin_statistics, cell_rows, cell_ids, bin_index,
---   ece_from_bins, uniform. Every step works on cell ids; the keys are joined on at the end.
+--   ece_from_bins, ece_over_from_bins, ece_under_from_bins, mce_from_bins, uniform. Every step works on cell ids; the keys are joined on at the end.
 -- Parameters: bins (M, an integer >= 1, default 15), draws (R, default 100), named:
 --   calibration(bins := 10, draws := 1000).
 -- The Polars twin is relcol.metrics.calibration (the *_from_bins builders, formula for formula);
@@ -49,7 +51,9 @@ observed AS (
         sum(sum_correct) / sum(n) AS accuracy,
         sum(sum_confidence) / sum(n) AS mean_confidence,
         ece_from_bins(n, sum_confidence, sum_correct) AS ece,
-        max(bin_gap) AS mce,
+        ece_over_from_bins(n, sum_confidence, sum_correct) AS ece_over,
+        ece_under_from_bins(n, sum_confidence, sum_correct) AS ece_under,
+        mce_from_bins(n, sum_confidence, sum_correct) AS mce,
         max(n) FILTER (WHERE bin_gap >= cell_mce - 1e-12) AS mce_n,
         sum((sum_correct - sum_confidence) * (sum_correct - sum_confidence) / n) / sum(n)
             AS brier_reliability,
@@ -221,7 +225,7 @@ SELECT
     o.n, o.accuracy, o.mean_confidence,
     o.mean_confidence - o.accuracy AS gap,
     abs(o.mean_confidence - o.accuracy) AS abs_gap,
-    o.ece, o.mce, o.mce_n,
+    o.ece, o.ece_over, o.ece_under, o.mce, o.mce_n,
     a.ace,
     sqrt(o.brier_reliability) AS rmsce,
     CASE WHEN c.n_proba = o.n THEN c.classwise_ece END AS classwise_ece,

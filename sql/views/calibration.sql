@@ -1,7 +1,7 @@
 -- calibration: calibration and proper scores of every cell, at the connection's bin count.
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label).
--- Columns: the cell key, n, accuracy, mean_confidence, gap, abs_gap, ece, mce, mce_n, ace,
---   rmsce, classwise_ece, ece_null, ece_excess, ece_pvalue, ece_debiased, brier, brier_top,
+-- Columns: the cell key, n, accuracy, mean_confidence, gap, abs_gap, ece, ece_over,
+--   ece_under, mce, mce_n, ace, rmsce, classwise_ece, ece_null, ece_excess, ece_pvalue, ece_debiased, brier, brier_top,
 --   brier_reliability, brier_resolution, brier_uncertainty, brier_within, nll, nll_top
 --   (see sql/macros/calibration.sql).
 -- Inputs: view predictions; macro calibration.
@@ -10,7 +10,8 @@
 CREATE OR REPLACE VIEW calibration AS
 SELECT
     study, dataset, model, corruption, severity, label,
-    n, accuracy, mean_confidence, gap, abs_gap, ece, mce, mce_n, ace, rmsce, classwise_ece,
+    n, accuracy, mean_confidence, gap, abs_gap, ece, ece_over, ece_under, mce, mce_n, ace, rmsce,
+    classwise_ece,
     ece_null, ece_excess, ece_pvalue, ece_debiased,
     brier, brier_top, brier_reliability, brier_resolution, brier_uncertainty, brier_within,
     nll, nll_top

@@ -10,7 +10,7 @@
 --   in calibration), brier_top = mean (confidence − outcome)², nll_top = −mean [o·log c̃ +
 --   (1 − o)·log(1 − c̃)], c̃ clipped to [1e−15, 1 − 1e−15]. brier_top and nll_top are the same
 --   in both modes (p − y = ±(c − z) row by row); ece and mce are not.
--- Inputs: views multilabel_pairs, classes; macro bin_index.
+-- Inputs: views multilabel_pairs, classes; macros bin_index, ece_from_bins, mce_from_bins.
 -- Parameters: variable relcol_bins (M, set by relcol; default 15).
 -- The Polars twin is relcol.analysis.multilabel_calibration.
 CREATE OR REPLACE VIEW multilabel AS
@@ -46,8 +46,8 @@ per_label AS (
         CAST(sum(n) AS BIGINT) AS n,
         sum(sum_o) / sum(n) AS accuracy,
         sum(sum_c) / sum(n) AS mean_confidence,
-        sum(abs(sum_o - sum_c)) / sum(n) AS ece,
-        max(abs(sum_o - sum_c) / n) AS mce,
+        ece_from_bins(n, sum_c, sum_o) AS ece,
+        mce_from_bins(n, sum_c, sum_o) AS mce,
         sum(sum_se) / sum(n) AS brier_top,
         sum(sum_ll) / sum(n) AS nll_top
     FROM label_bins
@@ -60,8 +60,8 @@ micro AS (
         CAST(sum(n) AS BIGINT) AS n,
         sum(sum_o) / sum(n) AS accuracy,
         sum(sum_c) / sum(n) AS mean_confidence,
-        sum(abs(sum_o - sum_c)) / sum(n) AS ece,
-        max(abs(sum_o - sum_c) / n) AS mce,
+        ece_from_bins(n, sum_c, sum_o) AS ece,
+        mce_from_bins(n, sum_c, sum_o) AS mce,
         sum(sum_se) / sum(n) AS brier_top,
         sum(sum_ll) / sum(n) AS nll_top
     FROM pooled_bins

@@ -1,0 +1,351 @@
+"""The numpy twins of the metric builders, for arrays of many groups at once.
+
+The bootstrap (``relcol.analysis.bootstrap``) computes every metric of every cell in each
+of B replicates from weighted sufficient statistics: a Polars group-by over one row per
+cell × replicate × bin would be ten times slower. Each function here is the numpy form of a
+builder of this package, formula for formula, and ``REGISTRY`` names it as the metric's
+``kernel``:
+
+- **bin kernels** (``ece_kernel`` …) take the per-bin sums of ``calibration_bins``
+  (``BinSums``) and reduce the bins, axis 0: the twins of the ``*_from_bins`` builders;
+- ``moment_metrics`` gives Cohen's d and the point-biserial r from the confidence moments of
+  right and wrong rows, through the Polars formulas themselves;
+- ``rank_metrics`` gives the rank metrics (AUROC, AUPR, the selective-prediction
+  summaries) from weighted counts per confidence level;
+- ``row_mean`` gives a per-row score's mean (Brier, NLL) from its sum.
+
+With unit weights they reproduce the suite's tables (``tests/test_registry_contract.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import polars as pl
+
+from relcol.metrics._discrimination import _cohens_d, _point_biserial
+from relcol.metrics._selective import _ASYMPTOTIC, _EULER_GAMMA, _SHIFT
+
+#: A variance below this is zero (a group whose confidences are all equal).
+TINY_VARIANCE = 1e-13
+
+
+class BinSums:
+    """The (weighted) per-bin sums of ``calibration_bins``, bins on axis 0, any further axes
+    independent groups (cells, replicates), and the quantities every bin kernel shares.
+
+    A bin with ``n`` = 0 is not a bin of that group (as a bin absent from
+    ``calibration_bins``); ``size`` is ``n`` with those bins set to 1, so no kernel divides
+    0 by 0 in them (their terms are masked by ``present``). ``sum_confidence_sq``,
+    ``sum_confidence_correct`` and ``sum_nll_top`` are needed by the proper scores only.
+    """
+
+    def __init__(
+        self,
+        n: np.ndarray,
+        sum_confidence: np.ndarray,
+        sum_correct: np.ndarray,
+        sum_confidence_sq: np.ndarray | None = None,
+        sum_confidence_correct: np.ndarray | None = None,
+        sum_nll_top: np.ndarray | None = None,
+    ) -> None:
+        self.n, self.sum_confidence, self.sum_correct = n, sum_confidence, sum_correct
+        self.sum_confidence_sq = sum_confidence_sq
+        self.sum_confidence_correct = sum_confidence_correct
+        self.sum_nll_top = sum_nll_top
+        self.present = n > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.total = n.sum(0)
+            self.accuracy = sum_correct.sum(0) / self.total
+            self.mean_confidence = sum_confidence.sum(0) / self.total
+        self.error = sum_correct - sum_confidence  # Σz − Σc per bin
+        self.size = np.where(self.present, n, 1.0)
+
+
+# Bin kernels: the *_from_bins builders ----------------------------------------------------
+
+
+def accuracy_kernel(b: BinSums) -> np.ndarray:
+    """``accuracy``: Σz / n."""
+    return b.accuracy
+
+
+def mean_confidence_kernel(b: BinSums) -> np.ndarray:
+    """``mean_confidence``: Σc / n."""
+    return b.mean_confidence
+
+
+def gap_kernel(b: BinSums) -> np.ndarray:
+    """``gap``: mean confidence − accuracy."""
+    return b.mean_confidence - b.accuracy
+
+
+def abs_gap_kernel(b: BinSums) -> np.ndarray:
+    """``abs_gap``: |mean confidence − accuracy|."""
+    return np.abs(b.mean_confidence - b.accuracy)
+
+
+def ece_kernel(b: BinSums) -> np.ndarray:
+    """``ece``: Σₘ |Σz − Σc| / n."""
+    return np.abs(b.error).sum(0) / b.total
+
+
+def ece_over_kernel(b: BinSums) -> np.ndarray:
+    """``ece_over``: Σₘ max(Σc − Σz, 0) / n."""
+    return np.maximum(-b.error, 0.0).sum(0) / b.total
+
+
+def ece_under_kernel(b: BinSums) -> np.ndarray:
+    """``ece_under``: Σₘ max(Σz − Σc, 0) / n."""
+    return np.maximum(b.error, 0.0).sum(0) / b.total
+
+
+def mce_kernel(b: BinSums) -> np.ndarray:
+    """``mce``: maxₘ |Σz − Σc| / nₘ over the present bins."""
+    return np.where(b.present, np.abs(b.error) / b.size, -np.inf).max(0)
+
+
+def brier_reliability_kernel(b: BinSums) -> np.ndarray:
+    """``brier_reliability``: Σₘ (Σz − Σc)²/nₘ / n."""
+    return np.where(b.present, b.error * b.error / b.size, 0.0).sum(0) / b.total
+
+
+def rmsce_kernel(b: BinSums) -> np.ndarray:
+    """``rmsce``: the square root of ``brier_reliability``."""
+    return np.sqrt(brier_reliability_kernel(b))
+
+
+def ece_debiased_kernel(b: BinSums) -> np.ndarray:
+    """``ece_debiased``: Kumar et al.'s estimate (bins of one row contribute 0)."""
+    bin_gap, bin_accuracy = b.error / b.size, b.sum_correct / b.size
+    term = bin_gap * bin_gap - bin_accuracy * (1 - bin_accuracy) / (b.size - 1)
+    weighted = np.where(b.present & (b.n >= 2), b.n * term, 0.0)
+    return np.sqrt(np.clip(weighted.sum(0) / b.total, 0.0, None))
+
+
+def brier_top_kernel(b: BinSums) -> np.ndarray:
+    """``brier_top``: Σₘ (Σc² − 2Σcz + Σz) / n."""
+    per_bin = b.sum_confidence_sq - 2 * b.sum_confidence_correct + b.sum_correct
+    return per_bin.sum(0) / b.total
+
+
+def brier_resolution_kernel(b: BinSums) -> np.ndarray:
+    """``brier_resolution``: Σₘ nₘ(Σz/nₘ − ā)² / n."""
+    spread = b.sum_correct / b.size - b.accuracy
+    return np.where(b.present, b.n * spread * spread, 0.0).sum(0) / b.total
+
+
+def brier_uncertainty_kernel(b: BinSums) -> np.ndarray:
+    """``brier_uncertainty``: ā(1 − ā)."""
+    return b.accuracy * (1 - b.accuracy)
+
+
+def brier_within_kernel(b: BinSums) -> np.ndarray:
+    """``brier_within``: Σₘ [Σc² − (Σc)²/nₘ − 2(Σcz − Σc·Σz/nₘ)] / n."""
+    s = b.sum_confidence
+    variance = b.sum_confidence_sq - s * s / b.size
+    covariance = b.sum_confidence_correct - s * b.sum_correct / b.size
+    return np.where(b.present, variance - 2 * covariance, 0.0).sum(0) / b.total
+
+
+def nll_top_kernel(b: BinSums) -> np.ndarray:
+    """``nll_top``: Σₘ Σ(top-label log loss) / n."""
+    return b.sum_nll_top.sum(0) / b.total
+
+
+def reduce_bins(
+    kernels: dict[str, Callable[[BinSums], np.ndarray]], sums: BinSums
+) -> dict[str, np.ndarray]:
+    """Each bin kernel of ``kernels`` on ``sums``; NaN for a group without rows."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return {
+            name: np.where(sums.total > 0, kernel(sums), np.nan) for name, kernel in kernels.items()
+        }
+
+
+# Per-row means ----------------------------------------------------------------------------------
+
+
+def row_mean(total: np.ndarray, n: np.ndarray, complete: np.ndarray) -> np.ndarray:
+    """A per-row score's mean ``total / n`` (``brier``, ``nll``); NaN for a group without
+    rows or with a row that lacks the score (``complete`` false)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(complete & (n > 0), total / n, np.nan)
+
+
+# Moments: Cohen's d and the point-biserial r ------------------------------------------------
+
+
+def moment_metrics(n1, n0, s1, q1, s0, q0) -> dict[str, np.ndarray]:
+    """``cohens_d`` and ``point_biserial`` from weighted counts and sums of the confidence
+    centred on the cell's mean (right rows: n1, s1, q1; wrong: n0, s0, q0), through the
+    suite's formulas (``relcol.metrics.cohens_d_from_moments`` …)."""
+    shape = n1.shape
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean1, mean0 = s1 / n1, s0 / n0
+        var1 = np.where(n1 >= 2, (q1 - s1 * mean1) / (n1 - 1), np.nan)
+        var0 = np.where(n0 >= 2, (q0 - s0 * mean0) / (n0 - 1), np.nan)
+        n = n1 + n0
+        total = s1 + s0
+        var_all = (q1 + q0 - total * total / n) / n
+    frame = pl.DataFrame(
+        {
+            name: _clean_variance(value) if name.startswith("var") else value.ravel()
+            for name, value in (
+                ("mean1", mean1),
+                ("mean0", mean0),
+                ("var1", var1),
+                ("var0", var0),
+                ("var_all", var_all),
+                ("n1", n1),
+                ("n0", n0),
+            )
+        }
+    ).fill_nan(None)
+    col = pl.col
+    result = frame.select(
+        cohens_d=_cohens_d(
+            col("mean1"), col("mean0"), col("var1"), col("var0"), col("n1"), col("n0")
+        ),
+        point_biserial=_point_biserial(
+            col("mean1"), col("mean0"), col("var_all"), col("n1"), col("n0")
+        ),
+    )
+    return {
+        name: result[name].cast(pl.Float64).fill_null(np.nan).to_numpy().reshape(shape)
+        for name in result.columns
+    }
+
+
+def _clean_variance(value: np.ndarray) -> np.ndarray:
+    """Variances from sums, with rounding residue of an all-equal group set to exactly 0
+    (the suite's variance is exactly 0 there)."""
+    flat = value.ravel()
+    return np.where(np.abs(flat) < TINY_VARIANCE, 0.0, flat)
+
+
+# Rank metrics: counts per confidence level ----------------------------------------------------
+
+
+def rank_metrics(
+    right: np.ndarray, wrong: np.ndarray, coverage: float = 0.8, risk: float = 0.05
+) -> dict[str, np.ndarray]:
+    """The rank metrics (docs/metrics.md) from weighted counts per confidence level.
+
+    Parameters
+    ----------
+    right, wrong
+        Arrays of the (weighted) counts of right and wrong rows per level, levels in
+        ascending order of confidence along axis 0, any further axes independent groups
+        (replicates, cells); a level may be empty (both 0). The arithmetic is done in the
+        arrays' floating dtype (the replicates use Float32: exact counts, ratios to ~1e−7).
+    coverage, risk
+        Targets of ``risk_at_coverage`` and ``coverage_at_risk``.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``auroc``, ``aupr_success``, ``aupr_error``, ``fpr_at_95tpr``, ``aurc``,
+        ``aurc_optimal``, ``e_aurc``, ``risk_at_coverage``, ``coverage_at_risk``, with
+        axis 0 reduced, as Float64; NaN where undefined (the suite's nulls). With integer
+        counts in Float64 these are the suite's values: rows with equal confidence enter
+        together, AUROC by mid-ranks, AUPR as average precision, the risk–coverage curve
+        as steps.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from relcol.metrics import rank_metrics
+    >>> out = rank_metrics(np.array([0.0, 1, 1]), np.array([1.0, 1, 0]))  # .3 ✗, .6 ✓✗, .9 ✓
+    >>> float(out["auroc"]), float(out["fpr_at_95tpr"])
+    (0.875, 0.5)
+    """
+    right, wrong = np.asarray(right), np.asarray(wrong)
+    if not np.issubdtype(right.dtype, np.floating):
+        right, wrong = right.astype(np.float64), wrong.astype(np.float64)
+    one = np.ones((), dtype=right.dtype)
+    n1, n0 = right.sum(0), wrong.sum(0)
+    n = n1 + n0
+    # Running sums from the lowest level; every later array reuses one of these buffers.
+    wrong_below = _cumsum(wrong)  # wrong rows with confidence ≤ the level
+    right_below = _cumsum(right)
+    wrong_under = wrong_below - wrong  # … strictly below it
+    right_under = right_below - right
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rank_sum = _dot(right, wrong_under) + 0.5 * _dot(right, wrong)
+        below = np.add(right_below, wrong_below, out=right_below)  # rows ≤ the level
+        # 0/0 only where no row is at or below a level (nor a wrong one): the term is 0
+        error_precision = np.divide(wrong_below, np.maximum(below, one, out=below), out=wrong_below)
+        aupr_error = _dot(wrong, error_precision) / n0
+        accepted = n - right_under - wrong_under  # rows with confidence ≥ the level
+        errors = np.subtract(n0, wrong_under, out=wrong_under)  # wrong rows among them
+        # Right rows strictly below a level rise with the level, so the levels whose
+        # true-positive rate reaches 95 % (20·TP ≥ 19·n₁, TP = n₁ − right below) are a prefix
+        # from the lowest level; the false-positive count is smallest at the prefix's last.
+        # An empty level repeats the next level's counts, so it changes no minimum or maximum.
+        last = np.count_nonzero(20 * right_under <= n1, axis=0) - 1
+        false_positives = np.take_along_axis(errors, np.maximum(last, 0)[None], 0)[0]
+        within = np.max(accepted * (errors <= risk * accepted), axis=0)
+        # accepted falls along the levels, so the levels reaching the coverage are a prefix;
+        # its last is the curve point with the smallest coverage ≥ the target
+        enough = np.count_nonzero(accepted >= coverage * n, axis=0) - 1
+        safe = np.maximum(accepted, one, out=accepted)  # 0 accepted: 0 right, 0 wrong above
+        precision = np.divide(np.subtract(n1, right_under, out=right_under), safe, out=right_under)
+        aupr_success = _dot(right, precision) / n1
+        level_risk = np.divide(errors, safe, out=errors)
+        aurc = (_dot(right, level_risk) + _dot(wrong, level_risk)) / n
+        at_coverage = np.take_along_axis(level_risk, np.maximum(enough, 0)[None], 0)[0]
+        both = (n1 > 0) & (n0 > 0)
+        out = {
+            "auroc": np.where(both, rank_sum / (n1 * n0), np.nan),
+            "aupr_success": np.where(n1 > 0, aupr_success, np.nan),
+            "aupr_error": np.where(n0 > 0, aupr_error, np.nan),
+            "fpr_at_95tpr": np.where(both, false_positives / n0, np.nan),
+            "aurc": np.where(n > 0, aurc, np.nan),
+            "risk_at_coverage": np.where((n > 0) & (enough >= 0), at_coverage, np.nan),
+            "coverage_at_risk": np.where(n > 0, within / n, np.nan),
+        }
+    out = {name: np.asarray(value, dtype=np.float64) for name, value in out.items()}
+    n64, n1_64 = np.asarray(n, dtype=np.float64), np.asarray(n1, dtype=np.float64)
+    out["aurc_optimal"] = aurc_optimal_kernel(n64, n1_64)
+    out["e_aurc"] = out["aurc"] - out["aurc_optimal"]
+    return out
+
+
+def _cumsum(values: np.ndarray) -> np.ndarray:
+    """Running sum along axis 0. For wide arrays (levels × replicates) adding row to row is
+    three times faster than ``np.cumsum(axis=0)``, whose inner loop strides across rows."""
+    if values.ndim < 2 or values[0].size < 64 or len(values) > 4096:
+        return np.cumsum(values, 0)
+    out = values.copy()
+    for level in range(1, len(out)):
+        np.add(out[level], out[level - 1], out=out[level])
+    return out
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Σ over axis 0 of a·b."""
+    return np.einsum("l...,l...->...", a, b)
+
+
+def aurc_optimal_kernel(n: np.ndarray, n1: np.ndarray) -> np.ndarray:
+    """``aurc_optimal`` = (n₀ − n₁(Hₙ − Hₙ₁))/n from the row counts, Hₖ as ``harmonic``."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(
+            n > 0, ((n - n1) - n1 * (harmonic_kernel(n) - harmonic_kernel(n1))) / n, np.nan
+        )
+
+
+def harmonic_kernel(n: np.ndarray) -> np.ndarray:
+    """The suite's ``harmonic`` (``relcol.metrics.harmonic``) in numpy, step for step:
+    H_{n+10} from ψ's asymptotic series, minus 1/(n+1) … 1/(n+10)."""
+    big = n + _SHIFT
+    inverse_square = 1 / (big * big)
+    tail = np.zeros_like(big)
+    for coefficient in reversed(_ASYMPTOTIC):
+        tail = (tail + coefficient) * inverse_square
+    value = np.log(big) + _EULER_GAMMA + 0.5 / big - tail
+    for i in range(_SHIFT, 0, -1):
+        value = value - 1 / (n + i)
+    return np.where(n == 0, 0.0, value)

@@ -1,0 +1,76 @@
+"""The bootstrap's product per group of cells sharing their samples equals the one dense
+product over a block's samples, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from relcol.analysis import _bootstrap, bootstrap
+from relcol.analysis._bootstrap import sample_groups
+from tests.test_bootstrap import frame_of
+
+
+def mixed_rows() -> pl.DataFrame:
+    """Models a, b on one test set; c on a disjoint one; d on a set that shares a third of
+    a's samples; e on a's samples but two."""
+    rng = np.random.default_rng(21)
+    shared = frame_of(rng, models=("a", "b"), samples=40)
+    disjoint = frame_of(rng, models=("c",), samples=30).with_columns(
+        sample_id=pl.col("sample_id") + 1_000_000
+    )
+    overlap = frame_of(rng, models=("d",), samples=60).with_columns(
+        sample_id=pl.col("sample_id")
+        + pl.when(pl.col("sample_id") < 20 * 7).then(0).otherwise(5_000)
+    )
+    most = frame_of(rng, models=("e",), samples=40).filter(~pl.col("sample_id").is_in([3, 10]))
+    return pl.concat([shared, disjoint, overlap, most])
+
+
+def dense_groups(cell, sid, n_cells, n_samples):
+    return [(np.arange(n_cells), np.arange(n_samples))]
+
+
+def test_groups_follow_the_shared_samples():
+    rows = mixed_rows()
+    cells = rows.select("model", "severity").unique().sort("model", "severity")
+    rows = rows.join(cells.with_row_index("cell"), on=["model", "severity"]).sort("cell")
+    samples, sid = np.unique(rows["sample_id"].to_numpy(), return_inverse=True)
+    cell = rows["cell"].to_numpy()
+    groups = sample_groups(cell, sid, cells.height, len(samples))
+    models = [sorted({cells["model"][int(c)] for c in g}) for g, _ in groups]
+    # a, b and e on (nearly) one test set: one product over its 40 samples; d shares a
+    # third of them but would more than double it: its own; c is disjoint
+    assert models == [["a", "b", "e"], ["c"], ["d"]]
+    assert [len(s) for _, s in groups] == [40, 30, 60]
+    # every dense block is one group of everything
+    dense = np.repeat(np.arange(3), 5), np.tile(np.arange(5), 3)
+    [(all_cells, all_samples)] = sample_groups(dense[0], dense[1], 3, 5)
+    assert all_cells.tolist() == [0, 1, 2] and all_samples.tolist() == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("chunk_rows", [10**9, 700])
+def test_grouped_product_equals_the_dense_product(monkeypatch, chunk_rows):
+    rows = mixed_rows()
+    seen = []
+
+    def spy(*args):
+        seen.append(len(groups := sample_groups(*args)))
+        return groups
+
+    monkeypatch.setattr(_bootstrap, "sample_groups", spy)
+    grouped = bootstrap(rows, replicates=60, chunk_rows=chunk_rows)
+    assert max(seen) > 1  # the grouped path ran
+    monkeypatch.setattr(_bootstrap, "sample_groups", dense_groups)
+    dense = bootstrap(rows, replicates=60, chunk_rows=chunk_rows)
+    assert grouped.cells.equals(dense.cells)
+    for name in grouped.values:
+        np.testing.assert_array_equal(grouped.values[name], dense.values[name], err_msg=name)
+        np.testing.assert_array_equal(grouped.points[name], dense.points[name], err_msg=name)
+    for binning in grouped.bins:
+        np.testing.assert_array_equal(grouped.bins[binning], dense.bins[binning])
+        np.testing.assert_array_equal(grouped.bin_samples[binning], dense.bin_samples[binning])
+    assert grouped.seeds.equals(dense.seeds)
+    # the replicates are not trivially equal: they vary, and c's differ from a's
+    assert np.nanstd(grouped.values["accuracy"], axis=1).min() > 0
