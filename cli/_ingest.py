@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 
 import click
-from relcol.cli._common import say, user_errors, warehouse_option
+from relcol.cli._common import (
+    json_option,
+    quiet_option,
+    replace_option,
+    say,
+    say_written,
+    user_errors,
+    warehouse_option,
+)
 
 #: Options that only mean something with a study (name -> its flag).
 _STUDY_OPTIONS = {"jobs": "--jobs", "backend": "--backend", "max_rows": "--max-rows"}
@@ -123,13 +130,9 @@ _PREDICTION_OPTIONS = {
     "the same packages; the fits run in a child process with those settings.",
 )
 @warehouse_option
-@click.option(
-    "--replace",
-    is_flag=True,
-    help="Replace a study of the same name wholesale instead of refusing.",
-)
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary line.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON on stdout.")
+@replace_option
+@quiet_option("No progress bar and no summary line.")
+@json_option("Print what was written as JSON on stdout.")
 @user_errors
 def ingest(
     study_file: str | None,
@@ -183,8 +186,6 @@ def ingest(
     if given:
         verb = "apply" if len(given) > 1 else "applies"
         raise ParameterError(f"{', '.join(given)} {verb} only with --predictions FILE.")
-    if portable:
-        _rerun_portable(reading["backend"])
     _ingest_study(
         study_file,
         warehouse,
@@ -195,43 +196,8 @@ def ingest(
         reading["backend"] or "local",
         reading["max_rows"],
         allow_outside_paths,
+        portable,
     )
-
-
-def _rerun_portable(backend: object) -> None:
-    """Run this same command in a child process started with the portable environment (the
-    variables only take effect at a process's start), and exit with its code; in that child,
-    return and ingest."""
-    import os
-    import signal
-    import subprocess
-
-    from relcol.errors import ParameterError
-    from relcol.study import PORTABLE, portable_environment
-
-    if os.environ.get(PORTABLE) == "1":
-        return
-    if backend == "dask" and os.environ.get("DASK_SCHEDULER_ADDRESS"):
-        raise ParameterError(
-            "--portable cannot pin the workers of a running Dask cluster: start them with the "
-            "variables of relcol.study.portable_environment() instead."
-        )
-    env = os.environ | portable_environment()
-    child = subprocess.Popen([sys.executable, "-m", "relcol.cli", *sys.argv[1:]], env=env)
-    # A Ctrl-C reaches the child too (one process group): the child cleans up and stops while
-    # this process ignores it (only from here on: an ignored signal would stay ignored in a
-    # child started after); a SIGTERM sent to this process alone is passed on. Either way
-    # this process exits with the child's code.
-    previous = {
-        signal.SIGINT: signal.signal(signal.SIGINT, signal.SIG_IGN),
-        signal.SIGTERM: signal.signal(signal.SIGTERM, lambda signum, _: child.send_signal(signum)),
-    }
-    try:
-        code = child.wait()
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-    sys.exit(128 - code if code < 0 else code)  # a child killed by signal N: 128 + N, as a shell
 
 
 def _ingest_study(
@@ -244,6 +210,7 @@ def _ingest_study(
     backend: str,
     max_rows: int | None,
     allow_outside_paths: bool,
+    portable: bool,
 ) -> None:
     import relcol
     from relcol.study import MAX_ROWS, n_fits
@@ -278,14 +245,9 @@ def _ingest_study(
             jobs=jobs,
             backend=backend,
             max_rows=MAX_ROWS if max_rows is None else max_rows,
+            portable=portable,
         )
-    if as_json:
-        say(json.dumps(result.__dict__), data=True)
-    elif not quiet:
-        say(
-            f"wrote {result.rows:,} rows in {result.cells:,} cells ({result.parts} files) of study "
-            f"{result.study!r}, run {result.run_id}, to {result.warehouse} in {result.seconds:.1f} s"
-        )
+    say_written(result, as_json=as_json, quiet=quiet)
 
 
 def _ingest_predictions(
@@ -306,10 +268,8 @@ def _ingest_predictions(
         ensemble=bool(reading["ensemble"]),
         replace=replace,
     )
-    if as_json:
-        say(json.dumps(result.__dict__), data=True)
-        return
-    if quiet:
+    if as_json or quiet:
+        say_written(result, as_json=as_json, quiet=quiet)
         return
     kind = "multi-label " if result.multilabel else ""
     sources = len(result.sources)

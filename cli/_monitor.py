@@ -6,11 +6,21 @@ import json
 import sys
 
 import click
-from relcol.cli._common import say, user_errors, warehouse_option
+from relcol.cli._common import (
+    bins_option,
+    bootstrap_option,
+    json_option,
+    quiet_option,
+    say,
+    seed_option,
+    study_option,
+    user_errors,
+    warehouse_option,
+)
 
 
 @click.command()
-@click.option("--study", help="Study to monitor (default: the only study in the warehouse).")
+@study_option("Study to monitor (default: the only study in the warehouse).")
 @click.option(
     "--baseline",
     metavar="PERIOD",
@@ -52,24 +62,12 @@ from relcol.cli._common import say, user_errors, warehouse_option
     show_default=True,
     help="Permutations of each calibration test.",
 )
-@click.option(
-    "--bootstrap",
-    type=click.IntRange(min=0),
-    default=1000,
-    show_default=True,
-    help="Bootstrap replicates of the per-period intervals (0: none).",
-)
-@click.option(
-    "--bins",
-    type=click.IntRange(min=1, max=1000),
-    default=15,
-    show_default=True,
-    help="Equal-width bins of ECE and MCE.",
-)
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@bootstrap_option("Bootstrap replicates of the per-period intervals (0: none).")
+@bins_option("Equal-width bins of ECE and MCE.", click.IntRange(min=1, max=1000))
+@seed_option("Seed of the permutation tests and the bootstrap.")
 @warehouse_option
-@click.option("--quiet", "-q", is_flag=True, help="Print only the alerts that fired.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@quiet_option("Print only the alerts that fired.")
+@json_option("Print the result as JSON on stdout.")
 @user_errors
 def monitor(
     study: str | None,

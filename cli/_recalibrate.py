@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import click
-from relcol.cli._common import say, user_errors, warehouse_option
+from relcol.cli._common import (
+    bins_option,
+    json_option,
+    quiet_option,
+    replace_option,
+    say,
+    study_option,
+    user_errors,
+    warehouse_option,
+)
 
 METHODS = ("temperature", "platt", "isotonic", "histogram")
 
 
 @click.command()
-@click.option("--study", help="Study to recalibrate (default: the only study in the warehouse).")
+@study_option("Study to recalibrate (default: the only study in the warehouse).")
 @click.option(
     "--method",
     "methods",
@@ -31,13 +40,7 @@ METHODS = ("temperature", "platt", "isotonic", "histogram")
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the split.")
 @click.option("--name", help="Name of the new study (default: <study>-recal-<methods>).")
-@click.option(
-    "--bins",
-    type=int,
-    default=15,
-    show_default=True,
-    help="Equal-width bins of the ECE shown.",
-)
+@bins_option("Equal-width bins of the ECE shown.")
 @click.option(
     "--histogram-bins",
     type=int,
@@ -46,9 +49,9 @@ METHODS = ("temperature", "platt", "isotonic", "histogram")
     help="Equal-mass bins of the histogram-binning map.",
 )
 @warehouse_option
-@click.option("--replace", is_flag=True, help="Replace a study of the same name wholesale.")
-@click.option("--quiet", "-q", is_flag=True, help="Print only the new study's name.")
-@click.option("--json", "as_json", is_flag=True, help="Print the before/after table as JSON.")
+@replace_option
+@quiet_option("Print only the new study's name.")
+@json_option("Print the before/after table as JSON.")
 @user_errors
 def recalibrate(
     study: str | None,
@@ -97,39 +100,10 @@ def recalibrate(
         say(result.table.write_json(), data=True)
         return
     if not quiet:
-        say(summary(result.table))
+        say(result.summary)
         say(
             f"wrote {result.rows:,} rows of study {result.study!r} (the evaluation split of "
             f"{result.source!r}, as stated and recalibrated), run {result.run_id}, to "
             f"{result.warehouse} in {result.seconds:.1f} s"
         )
     say(f"report: relcol report --study {result.study}")
-
-
-def summary(table) -> str:
-    """ECE, Brier and NLL before → after, one line per cell and method (a label by its name)."""
-    from relcol.analysis import named_labels
-
-    table = named_labels(table)
-    wide = table.pivot(
-        on="metric",
-        index=["dataset", "model", "corruption", "severity", "label", "method", "n"],
-        values=["before", "after"],
-        aggregate_function="first",
-    )
-    varying = [
-        k
-        for k in ("dataset", "corruption", "severity", "label")
-        if wide.get_column(k).n_unique() > 1
-    ]
-    head = ["model", *varying, "method", "n"]
-    lines = []
-    for row in wide.sort([*head[:-1]], nulls_last=True).iter_rows(named=True):
-        cells = [str(row[k]) for k in head]
-        for metric, label in (("ece", "ECE"), ("brier_top", "Brier"), ("nll_top", "NLL")):
-            cells.append(f"{label} {row[f'before_{metric}']:.3f} -> {row[f'after_{metric}']:.3f}")
-        lines.append(cells)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
-    )

@@ -3,29 +3,27 @@
 from __future__ import annotations
 
 import click
-from relcol.cli._common import say, user_errors, warehouse_option
+from relcol.cli._common import (
+    bins_option,
+    bootstrap_option,
+    json_option,
+    quiet_option,
+    say,
+    seed_option,
+    study_option,
+    user_errors,
+    warehouse_option,
+)
 
 
 @click.command()
-@click.option("--study", help="Study to report (default: the only study in the warehouse).")
+@study_option("Study to report (default: the only study in the warehouse).")
 @click.option(
     "--out", type=click.Path(file_okay=False), help="Output folder (default: ./reports/<study>)."
 )
-@click.option(
-    "--bins",
-    type=int,
-    default=15,
-    show_default=True,
-    help="Equal-width bins for ECE/MCE.",
-)
-@click.option(
-    "--bootstrap",
-    "replicates",
-    type=click.IntRange(min=0),
-    default=1000,
-    show_default=True,
-    metavar="B",
-    help="Paired Poisson bootstrap replicates behind every interval (0: point estimates only).",
+@bins_option("Equal-width bins for ECE/MCE.")
+@bootstrap_option(
+    "Paired Poisson bootstrap replicates behind every interval (0: point estimates only)."
 )
 @click.option(
     "--alpha",
@@ -56,13 +54,7 @@ from relcol.cli._common import say, user_errors, warehouse_option
     help="What intervals cover: test samples with the trained models fixed, or also the "
     "spread between training seeds.",
 )
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0, max=2**62 - 1),
-    default=0,
-    show_default=True,
-    help="Offset of the bootstrap's generator (another seed, another resample).",
-)
+@seed_option("Offset of the bootstrap's generator (another seed, another resample).", 2**62 - 1)
 @click.option(
     "--noise",
     metavar="CORRUPTION",
@@ -88,16 +80,14 @@ from relcol.cli._common import say, user_errors, warehouse_option
     "for every pair (default: the study's baseline, else the first model its spec lists).",
 )
 @warehouse_option
-@click.option("--quiet", "-q", is_flag=True, help="Print only the report's path.")
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the calibration table as JSON on stdout."
-)
+@quiet_option("Print only the report's path.")
+@json_option("Print the calibration table as JSON on stdout.")
 @user_errors
 def report(
     study: str | None,
     out: str | None,
     bins: int,
-    replicates: int,
+    bootstrap: int,
     alpha: float,
     tau: float,
     margin: float,
@@ -147,7 +137,7 @@ def report(
             study=study,
             out=out,
             bins=bins,
-            bootstrap=replicates,
+            bootstrap=bootstrap,
             alpha=alpha,
             tau=tau,
             margin=margin,

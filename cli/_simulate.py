@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
-import json
-
 import click
-from relcol.cli._common import say, user_errors, warehouse_option
+from relcol.cli._common import (
+    json_option,
+    quiet_option,
+    replace_option,
+    say,
+    say_written,
+    seed_option,
+    user_errors,
+    warehouse_option,
+)
 
 
 @click.group()
@@ -30,11 +37,11 @@ def simulate() -> None:
     "--perturbation", type=click.FloatRange(0, 1), default=0.1, show_default=True,
     help="Share of a dependent run's error set that differs from the base prediction.",
 )  # fmt: skip
-@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed.")
+@seed_option("Seed.")
 @warehouse_option
-@click.option("--replace", is_flag=True, help="Replace a study of the same name wholesale.")
-@click.option("--quiet", "-q", is_flag=True, help="No summary line.")
-@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON on stdout.")
+@replace_option
+@quiet_option("No summary line.")
+@json_option("Print what was written as JSON on stdout.")
 @user_errors
 def consistency(
     name: str,
@@ -76,12 +83,6 @@ def consistency(
         perturbation=perturbation,
         seed=seed,
     )
-    if as_json:
-        say(json.dumps(result.__dict__), data=True)
-    elif not quiet:
-        say(
-            f"wrote {result.rows:,} rows in {result.cells:,} cells ({result.parts} files) of "
-            f"simulated study {result.study!r}, run {result.run_id}, to {result.warehouse} "
-            f"in {result.seconds:.1f} s"
-        )
+    say_written(result, "simulated ", as_json=as_json, quiet=quiet)
+    if not (as_json or quiet):
         say(f"report: relcol report --study {result.study}")

@@ -23,31 +23,31 @@ from typing import TYPE_CHECKING, Any
 
 # Imported on first use, so `import relcol` (and the CLI's start) stays cheap.
 _LAZY = {
-    "ReportResult": "relcol._api",
-    "calibration": "relcol._api",
-    "consistency": "relcol._api",
-    "scorecard": "relcol._api",
-    "simulate_consistency": "relcol._api",
-    "ingest": "relcol._api",
-    "open_warehouse": "relcol._api",
-    "report": "relcol._api",
-    "report_tables": "relcol._api",
-    "ExampleResult": "relcol._api",
-    "PredictionsResult": "relcol._api",
-    "RecalibrationResult": "relcol._api",
-    "by_class": "relcol._api",
-    "confidence_sources": "relcol._api",
-    "soft_agreement": "relcol._api",
-    "example": "relcol._api",
-    "ingest_predictions": "relcol._api",
-    "multilabel": "relcol._api",
-    "multilabel_bins": "relcol._api",
-    "recalibrate": "relcol._api",
-    "recalibration": "relcol._api",
+    "ReportResult": "relcol.workflows",
+    "calibration": "relcol.workflows",
+    "consistency": "relcol.workflows",
+    "scorecard": "relcol.workflows",
+    "simulate_consistency": "relcol.workflows",
+    "ingest": "relcol.workflows",
+    "open_warehouse": "relcol.workflows",
+    "report": "relcol.workflows",
+    "report_tables": "relcol.workflows",
+    "ExampleResult": "relcol.workflows",
+    "PredictionsResult": "relcol.workflows",
+    "RecalibrationResult": "relcol.workflows",
+    "by_class": "relcol.workflows",
+    "confidence_sources": "relcol.workflows",
+    "soft_agreement": "relcol.workflows",
+    "example": "relcol.workflows",
+    "ingest_predictions": "relcol.workflows",
+    "multilabel": "relcol.workflows",
+    "multilabel_bins": "relcol.workflows",
+    "recalibrate": "relcol.workflows",
+    "recalibration": "relcol.workflows",
     "read_predictions": "relcol.data",
-    "monitor": "relcol.analysis._monitoring",
-    "MonitorResult": "relcol.analysis._monitoring",
-    "MonitorRules": "relcol.analysis._monitoring",
+    "monitor": "relcol.analysis",
+    "MonitorResult": "relcol.analysis",
+    "MonitorRules": "relcol.analysis",
     "RelcolError": "relcol.errors",
     "Warehouse": "relcol.store",
     "IngestResult": "relcol.study",
@@ -91,7 +91,12 @@ __all__ = [
 assert set(__all__) == set(_LAZY)
 
 if TYPE_CHECKING:
-    from relcol._api import (
+    from relcol.analysis import MonitorResult, MonitorRules, monitor
+    from relcol.data import read_predictions
+    from relcol.errors import RelcolError
+    from relcol.store import Warehouse
+    from relcol.study import IngestResult, Study, load_study, parse_study
+    from relcol.workflows import (
         ExampleResult,
         PredictionsResult,
         RecalibrationResult,
@@ -114,11 +119,6 @@ if TYPE_CHECKING:
         simulate_consistency,
         soft_agreement,
     )
-    from relcol.analysis import MonitorResult, MonitorRules, monitor
-    from relcol.data import read_predictions
-    from relcol.errors import RelcolError
-    from relcol.store import Warehouse
-    from relcol.study import IngestResult, Study, load_study, parse_study
 
 
 def __getattr__(name: str) -> Any:
@@ -126,8 +126,9 @@ def __getattr__(name: str) -> Any:
         return import_module("relcol.plot")
     if name in _LAZY:
         module = import_module(_LAZY[name])
-        # Importing relcol._api imports the subpackage relcol.report, which Python then binds
-        # as the attribute `relcol.report`, shadowing the function; bind the module's names.
+        # Importing relcol.workflows imports the subpackage relcol.report, which Python then
+        # binds as the attribute `relcol.report`, shadowing the function; bind the module's
+        # names.
         for other, where in _LAZY.items():
             if where == _LAZY[name]:
                 globals()[other] = getattr(module, other)

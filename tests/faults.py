@@ -19,7 +19,7 @@ import sys
 import traceback
 
 import relcol
-import relcol._external  # imported once, before forking
+import relcol.workflows  # imported once, before forking
 from relcol.store import _files
 from tests.test_sandbox import small_predictions
 

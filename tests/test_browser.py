@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 import relcol
-from relcol._api import report_tables
+from relcol import report_tables
 from relcol.report import write_report
 from tests.chromium import chromium, find_chromium
 

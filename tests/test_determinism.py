@@ -276,6 +276,33 @@ def test_portable_ingest_gives_the_same_prediction_bytes_on_an_emulated_other_ma
     assert numerics[0]["blas"] == numerics[1]["blas"]  # the generic kernel in both
 
 
+@pytest.mark.skipif(
+    platform.machine() != "x86_64" or not sys.platform.startswith("linux"),
+    reason="pins OpenBLAS's and glibc's x86-64 code paths",
+)
+def test_portable_from_python_writes_what_the_command_line_writes(tmp_path):
+    from relcol.errors import WarehouseError
+    from relcol.study import n_fits
+    from tests.test_sandbox import snapshot
+
+    args = ["ingest", "--study", str(TINY), "--warehouse", "cli", "--portable", "-q"]
+    _run(["-m", "relcol.cli", *args], tmp_path, {})
+    fits = []
+    result = relcol.ingest(TINY, tmp_path / "py", portable=True, progress=fits.append)
+    assert _parquet_bytes(tmp_path / "py" / "predictions") == _parquet_bytes(
+        tmp_path / "cli" / "predictions"
+    )
+    assert fits == [1] * n_fits(relcol.load_study(TINY)) and result.parts == len(fits) == 12
+    runs = relcol.open_warehouse(tmp_path / "py").sql("SELECT run_id, versions FROM runs")
+    assert json.loads(runs["versions"].item())["portable"] == "yes"  # the child's numerics
+    assert runs["run_id"].item() == result.run_id
+    # an error in the child is the same one-line RelcolError here, and nothing changes
+    before = snapshot(tmp_path / "py")
+    with pytest.raises(WarehouseError, match="is already in warehouse"):
+        relcol.ingest(TINY, tmp_path / "py", portable=True)
+    assert snapshot(tmp_path / "py") == before
+
+
 def test_portable_is_refused_where_it_cannot_pin(tmp_path, monkeypatch):
     from relcol.study import portable_environment
 

@@ -4,6 +4,7 @@ writes that publish nothing unless everything succeeded."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -14,6 +15,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 import relcol
@@ -197,7 +199,7 @@ def test_a_report_that_fails_late_publishes_nothing(reported, tmp_path, monkeypa
     wh = reported
     out = tmp_path / "report"
     before = snapshot(wh.root), snapshot(out)
-    import relcol._api as api
+    import relcol.workflows._report_pages as api
 
     def failing(folder, **_):
         (Path(folder) / "index.html").write_text("half")
@@ -414,3 +416,31 @@ def test_readers_during_repeated_replaces_always_see_one_whole_version(tmp_path)
         seen.add(rows.row(0))
     assert writer.returncode == 0, writer.stderr.read()
     assert len(seen) == 2  # the reads did overlap the replaces
+
+
+def test_an_annotations_file_from_before_the_period_column_is_intact(tmp_path):
+    """A warehouse written before ``period`` existed: its annotations schema file and committed
+    annotations lack the column. `relcol check` accepts it (readers fill the column with
+    nulls); a schema file lacking a key column is still a problem."""
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    rows = small_predictions(50).with_columns(agreement=pl.lit(0.75))
+    relcol.ingest_predictions(rows, wh, name="old", model="m")
+    schema = wh.root / "_schema" / "annotations.parquet"
+    [run] = wh.root.glob("predictions/study=old/run_id=*")
+    committed = run / "_annotations.parquet"
+    pl.read_parquet(schema).drop("period").write_parquet(schema)
+    pl.read_parquet(committed).drop("period").write_parquet(committed)
+    sums = json.loads((run / "_checksums.json").read_text())
+    sums["sha256"]["_annotations.parquet"] = hashlib.sha256(committed.read_bytes()).hexdigest()
+    (run / "_checksums.json").write_text(json.dumps(sums))
+    assert "period" not in pl.read_parquet_schema(schema)
+    done = run_cli("check", "--warehouse", str(wh.root))
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    assert done.stdout == "checked 13 files: intact\n"  # 9 schema files, 4 of the ingest
+    annotations = wh.sql("SELECT agreement, period FROM annotations")
+    assert annotations.height == 50 and annotations["period"].null_count() == 50
+    assert annotations["agreement"].to_list() == [0.75] * 50
+    pl.read_parquet(schema).drop("study").write_parquet(schema)
+    assert wh.check().problems == [
+        "_schema/annotations.parquet: holds other columns or types than the code expects"
+    ]

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import relcol
-from relcol._api import report_tables
+from relcol import report_tables
 from relcol.metrics import metric_tables
 from relcol.report import calibration_table, render_html
 from relcol.report._metric_sections import metric_sections

@@ -231,7 +231,7 @@ def test_a_single_label_study_has_no_multilabel_table(tmp_path):
         pl.DataFrame({"y_true": [0, 1], "y_pred": [0, 0], "confidence": [0.9, 0.8]}), wh, name="s"
     )
     assert relcol.multilabel(wh, study="s").is_empty()
-    assert "multilabel" not in relcol._api.report_tables(wh, "s")
+    assert "multilabel" not in relcol.report_tables(wh, "s")
 
 
 def _percentile(values: np.ndarray) -> tuple[float, float]:

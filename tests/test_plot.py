@@ -16,7 +16,7 @@ import pytest
 from matplotlib.collections import LineCollection, PathCollection
 
 import relcol.plot as rp
-from relcol._api import report_tables
+from relcol import report_tables
 from relcol.analysis._bins import with_stage
 from relcol.errors import ColumnNotFoundError, InputError, ParameterError
 from relcol.report import _figures as F

@@ -294,8 +294,6 @@ def test_the_cli_recalibrates_and_the_report_shows_before_and_after(wh, tmp_path
 def test_isotonic_on_the_email_example_lowers_nll_per_named_label_regression(tmp_path):
     # unclipped isotonic steps of exactly 0 and 1 raised this NLL from 0.30–0.37 to
     # 0.39–1.05 on every label; clipped to [1/(n_fit + 2), 1 − 1/(n_fit + 2)] it falls
-    from relcol.cli._recalibrate import summary
-
     from relcol.data import EMAIL_LABELS
 
     wh = relcol.open_warehouse(tmp_path / "wh")
@@ -312,5 +310,5 @@ def test_isotonic_on_the_email_example_lowers_nll_per_named_label_regression(tmp
         assert 0 < c.min() and c.max() < 1
         expected = -np.mean(np.where(z, np.log(c), np.log1p(-c)))
         assert nll.filter(pl.col("label") == label[0])["after"].item() == pytest.approx(expected)
-    lines = summary(result.table).splitlines()
+    lines = result.summary.splitlines()
     assert [line.split()[1] for line in lines] == sorted(EMAIL_LABELS)

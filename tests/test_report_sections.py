@@ -15,7 +15,8 @@ import polars as pl
 import pytest
 
 import relcol
-from relcol._api import report_tables
+from relcol import report_tables
+from relcol.analysis import summary_tables
 from relcol.analysis._bins import (
     confidence_histograms,
     reliability_bins,
@@ -274,7 +275,9 @@ def test_verdicts_and_the_trust_section_appear_with_their_data(tables, meta, mon
 
     module.trust_section = trust_section
     monkeypatch.setitem(sys.modules, "relcol.report._trust_section", module)
-    html = render_html({**tables, "thresholds": thresholds}, meta=meta)
+    changed = {**tables, "thresholds": thresholds}
+    changed |= summary_tables(changed)  # the verdicts of these thresholds, as report_tables does
+    html = render_html(changed, meta=meta)
     assert _sections(html)[:3] == ["summary", "trust", "degradation"]
     assert "<p>24 curves</p>" in html  # the section the module returned, in its place
     assert "confidently wrong from d* = 0.25" in html
@@ -351,7 +354,7 @@ def test_the_same_warehouse_gives_the_same_page_end_to_end(tiny_warehouse, tmp_p
 
 
 def test_a_curve_whose_realised_rate_diverges_is_drawn_and_tested_against_it():
-    from relcol.analysis import on_realised_axis
+    from relcol.analysis import on_realised_axis, realised_rates, realised_trends
     from relcol.report._sections import corruptions_section
     from tests.test_analysis import DIVERGING, DIVERGING_CALIBRATION
 
@@ -363,9 +366,14 @@ def test_a_curve_whose_realised_rate_diverges_is_drawn_and_tested_against_it():
     line = fig.axes[0].get_lines()[0]
     assert list(line.get_xdata()) == [0.0, 0.3, 0.4, 0.5]
     assert list(line.get_ydata()) == [0.9, 0.8, 0.7, 0.6]
-    html = corruptions_section({"calibration": calibration, "corruptions": corruptions})
+    def section(tables):  # the section draws the two tables report_tables computes for it
+        rates = realised_rates(tables["corruptions"])
+        trends = realised_trends(calibration, tables["corruptions"], ("accuracy", "gap"))
+        return corruptions_section(tables | {"realised_rates": rates, "realised_trends": trends})
+
+    html = section({"calibration": calibration, "corruptions": corruptions})
     assert "Trends against the realised rate" in html and "max |realised − d|" in html
     calm = corruptions.filter(pl.col("corruption") == "mcar")
-    assert "Trends against the realised rate" not in corruptions_section(
+    assert "Trends against the realised rate" not in section(
         {"calibration": calibration, "corruptions": calm}
     )

@@ -221,7 +221,7 @@ def reported(tiny_warehouse, tmp_path_factory):
 
 def test_report_tables_carry_intervals_trends_and_thresholds(reported):
     wh, result = reported
-    tables = relcol._api.report_tables(wh, "tiny", bootstrap=200, seed=3)
+    tables = relcol.report_tables(wh, "tiny", bootstrap=200, seed=3)
     calibration = tables["calibration"]
     for name in ("accuracy", "gap", "abs_gap", "brier", "nll_top"):
         assert {f"{name}_lo", f"{name}_hi"} <= set(calibration.columns), name
@@ -269,8 +269,8 @@ def test_an_empty_warehouse_has_the_statistical_views(tmp_path):
 
 
 def test_training_intervals_are_wider_and_say_what_they_cover(tiny_warehouse):
-    plain = relcol._api.report_tables(tiny_warehouse, "tiny", bootstrap=100)["calibration"]
-    wide = relcol._api.report_tables(
+    plain = relcol.report_tables(tiny_warehouse, "tiny", bootstrap=100)["calibration"]
+    wide = relcol.report_tables(
         tiny_warehouse, "tiny", bootstrap=100, intervals="training"
     )["calibration"]
     assert set(plain["interval_scope"]) == {"test samples"}
@@ -278,11 +278,11 @@ def test_training_intervals_are_wider_and_say_what_they_cover(tiny_warehouse):
     assert (wide["gap_lo"] <= plain["gap_lo"]).all() and (wide["gap_hi"] >= plain["gap_hi"]).all()
     assert (wide["gap_hi"] - wide["gap_lo"] > plain["gap_hi"] - plain["gap_lo"]).any()
     with pytest.raises(ParameterError, match="intervals must be one of 'samples', 'training'"):
-        relcol._api.report_tables(tiny_warehouse, "tiny", bootstrap=10, intervals="seeds")
+        relcol.report_tables(tiny_warehouse, "tiny", bootstrap=10, intervals="seeds")
 
 
 def test_bootstrap_zero_reports_point_estimates_only(tiny_warehouse):
-    tables = relcol._api.report_tables(tiny_warehouse, "tiny", bootstrap=0)
+    tables = relcol.report_tables(tiny_warehouse, "tiny", bootstrap=0)
     assert "ece_lo" not in tables["calibration"].columns and "thresholds" not in tables
 
 
@@ -304,8 +304,8 @@ def test_bad_report_options_are_one_line_errors(tiny_warehouse, tmp_path, option
 
 def test_report_api_validates_options(tiny_warehouse):
     with pytest.raises(ParameterError, match="alpha must be a number in"):
-        relcol._api.report_tables(tiny_warehouse, "tiny", alpha=0)
+        relcol.report_tables(tiny_warehouse, "tiny", alpha=0)
     with pytest.raises(ParameterError, match="bootstrap must be an int"):
-        relcol._api.report_tables(tiny_warehouse, "tiny", bootstrap=True)
+        relcol.report_tables(tiny_warehouse, "tiny", bootstrap=True)
     with pytest.raises(ParameterError, match=r"margin must be a number in \[0, 1\)"):
-        relcol._api.report_tables(tiny_warehouse, "tiny", margin=-0.1)
+        relcol.report_tables(tiny_warehouse, "tiny", margin=-0.1)

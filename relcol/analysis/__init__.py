@@ -82,6 +82,7 @@ from relcol.analysis._nulls import (
     simulate_curves,
     world_study,
 )
+from relcol.analysis._page_tables import SUMMARY_TABLES, summary_tables
 from relcol.analysis._recalibration import (
     METHODS,
     RecalibrationMap,
@@ -128,6 +129,7 @@ __all__ = [
     "SCORECARD_MIN_CHANGE",
     "SCORECARD_RELIABILITY_ECE",
     "STREAM",
+    "SUMMARY_TABLES",
     "WORST_FIRST",
     "CoverageResult",
     "Law",
@@ -195,6 +197,7 @@ __all__ = [
     "spearman",
     "spearman_rows",
     "statistical_tables",
+    "summary_tables",
     "thresholds",
     "trends",
     "verdicts",

@@ -30,10 +30,10 @@ import polars as pl
 from sklearn import datasets as skd
 from sklearn.model_selection import train_test_split
 
-from relcol._text import printable_line
 from relcol.checks import check_int, check_interval
 from relcol.data._predictions import check_header
 from relcol.errors import ColumnNotFoundError, InputError, SpecError, first_line
+from relcol.text import printable_line
 
 
 @dataclass(frozen=True)

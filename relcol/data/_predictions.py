@@ -50,11 +50,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from relcol._text import printable_line
 from relcol.checks import check_interval
 from relcol.data import _llm
 from relcol.errors import ColumnNotFoundError, InputError, ParameterError, first_line
 from relcol.store import ANNOTATIONS, CLASSES, KEY, PREDICTIONS
+from relcol.text import printable_line
 
 #: Every role a column can play, with what it holds.
 ROLES: dict[str, str] = {

@@ -23,8 +23,8 @@ from pathlib import Path
 import polars as pl
 from great_tables import GT
 
-from relcol._text import printable
 from relcol.report._latex import table_latex
+from relcol.text import printable
 
 #: The folder, inside the report folder, that holds the table exports.
 FOLDER = "tables"

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from relcol._text import printable
 from relcol.metrics import labels
+from relcol.text import printable
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -23,8 +23,7 @@ from typing import Any, TypedDict
 
 import polars as pl
 
-from relcol._text import printable
-from relcol.analysis import CELL_KEYS, name_labels_in, require_columns
+from relcol.analysis import CELL_KEYS, name_labels_in, require_columns, summary_tables
 from relcol.checks import check_bins
 from relcol.errors import InputError
 from relcol.report._classes import by_class_section
@@ -45,6 +44,7 @@ from relcol.report._sections import (
 )
 from relcol.report._sources import sources_section
 from relcol.report._summary import header, summary_section
+from relcol.text import printable
 
 _CALIBRATION_COLUMNS = (*CELL_KEYS, "n", "accuracy", "mean_confidence", "gap", "ece")
 
@@ -225,7 +225,11 @@ def _render(
     styles = model_styles(calibration.get_column("model").unique(maintain_order=True).to_list())
     context = {"bins": bins, "styles": styles, "study": study, "meta": meta}
 
-    tables = name_labels_in(tables)  # a label is shown by its name wherever it appears
+    # the summaries the page prints (report_tables computes them; a caller with only the
+    # metric tables gets them here, from the same function), then labels by their names
+    if not {"degradation", "worst_gaps"} <= set(tables):
+        tables = {**summary_tables(tables), **tables}
+    tables = name_labels_in(tables)
     builders = _builders()
     sections = []
     with collecting() as exports:

@@ -13,13 +13,7 @@ from html import escape
 
 import polars as pl
 
-from relcol.analysis import (
-    MIN_BIN_SAMPLES,
-    degradation_summary,
-    on_realised_axis,
-    realised_rates,
-    realised_trends,
-)
+from relcol.analysis import MIN_BIN_SAMPLES, on_realised_axis
 from relcol.metrics import labels
 from relcol.report._figures import (
     PANELS,
@@ -125,6 +119,7 @@ def degradation_section(
     colours = {m: str(s["color"]) for m, s in styles.items()}
 
     corruptions = tables.get("corruptions")
+    degradation = single_label(tables["degradation"])
 
     def render(part: pl.DataFrame, name: str, index: int) -> str:
         drawn, realised = part, []
@@ -146,7 +141,10 @@ def degradation_section(
         if curves.is_empty():
             return figure(svg, caption)
         kwargs = {"title": f"Trends: {name}", "colours": colours, "trends": trends}
-        summary = degradation_summary(curves)
+        first = part.row(0, named=True)  # this part's study and dataset, as by_dataset cut it
+        summary = degradation.filter(
+            *(pl.col(k) == first[k] for k in ("study", "dataset") if k in part.columns)
+        )
         table_id = f"relcol-trends-{index}"
         # The numbers only, as files: the figure above draws the curves, and the trends'
         # verdicts are in "Where trust breaks" (a nanoplot per cell cost great-tables
@@ -257,12 +255,14 @@ def calibration_section(
 
 
 def corruptions_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str | None:
-    """The realised corruption rates: what each operator actually did at each severity."""
+    """The realised corruption rates: what each operator actually did at each severity
+    (``realised_rates``), and the curves whose trends differ against them
+    (``realised_trends``)."""
     corruptions = tables.get("corruptions")
     if corruptions is None or corruptions.is_empty():
         return None
-    body = table_html(realised_rates_table(realised_rates(corruptions)))
-    trends = realised_trends(tables["calibration"], corruptions, ("accuracy", "gap"))
+    body = table_html(realised_rates_table(tables["realised_rates"]))
+    trends = tables["realised_trends"]
     if not trends.is_empty() and trends.get_column("diverges").any():
         body += "\n" + table_html(realised_trends_table(trends.filter(pl.col("diverges"))))
     lead = (

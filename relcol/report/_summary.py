@@ -16,14 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from relcol.analysis import (
-    GRID_COLUMNS,
-    WORST_FIRST,
-    break_grid,
-    degradation_summary,
-    verdicts,
-    worst_gaps,
-)
+from relcol.analysis import GRID_COLUMNS, WORST_FIRST, break_grid
 from relcol.report._layout import plural, section
 from relcol.report._sections import single_label
 from relcol.report._tables import glance_table, table_html
@@ -41,8 +34,9 @@ def header(study: str, meta: Mapping[str, Any]) -> str:
 
 
 def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
-    """The headline grid (with thresholds), scope, the worst cell per model, verdicts and the
-    glance table."""
+    """The headline grid (with thresholds), scope, the worst cell per model (``worst_gaps``),
+    verdicts (``verdicts``) and the glance table (``degradation``): the tables of
+    ``relcol.analysis.summary_tables``."""
     calibration = tables["calibration"]
     counts = {k: calibration.get_column(k).n_unique() for k in ("dataset", "model", "corruption")}
     severity = calibration.get_column("severity")
@@ -56,7 +50,7 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
     several = {k: calibration.get_column(k).n_unique() > 1 for k in ("study", "dataset")}
     items = "\n".join(
         f"<li>{escape(worst_sentence(row, **several))}</li>"
-        for row in worst_gaps(calibration).iter_rows(named=True)
+        for row in tables["worst_gaps"].iter_rows(named=True)
     )
     thresholds = tables.get("thresholds")
     judged = thresholds is not None and "traffic_light" in thresholds.columns
@@ -71,10 +65,10 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
         f'<ul class="headline">\n{items}\n</ul>',
     ]
     if judged:
-        parts.append(_verdicts(verdicts(thresholds)))
-    curves = single_label(calibration)
+        parts.append(_verdicts(tables["verdicts"]))
+    curves = single_label(tables["degradation"])
     if not curves.is_empty():
-        parts.append(table_html(glance_table(degradation_summary(curves)), collapse=judged))
+        parts.append(table_html(glance_table(curves), collapse=judged))
     heading = "Where trust breaks, at a glance" if grid else "Summary"
     return section("summary", heading, "\n".join(parts))
 

@@ -1,7 +1,7 @@
 """A fixed-width text summary of the report for the terminal.
 
 Plain text (no colour codes; a control character in a name is shown as a visible
-symbol, see ``relcol._text``), one line per dataset × model × corruption; column
+symbol, see ``relcol.text``), one line per dataset × model × corruption; column
 widths follow the longest name, so the output lines up in any monospace font. With the
 statistical layer's ``thresholds`` table, each line starts with where trust breaks: whether
 the model is already overconfident when clean, the break point, d* and the traffic light.
@@ -13,9 +13,9 @@ import textwrap
 
 import polars as pl
 
-from relcol._text import printable_line
-from relcol.analysis import degradation_summary, group_keys, sort_by_appearance
+from relcol.analysis import group_keys, sort_by_appearance, summary_tables
 from relcol.metrics import labels
+from relcol.text import printable_line
 
 _MISSING = "-"
 
@@ -43,7 +43,12 @@ _TRUST = (
 _CLEAN = {True: "over", False: "ok"}
 
 
-def terminal_summary(calibration: pl.DataFrame, thresholds: pl.DataFrame | None = None) -> str:
+def terminal_summary(
+    calibration: pl.DataFrame,
+    thresholds: pl.DataFrame | None = None,
+    *,
+    summary: pl.DataFrame | None = None,
+) -> str:
     """Clean versus worst-severity numbers per dataset × model × corruption, as text.
 
     Parameters
@@ -54,6 +59,9 @@ def terminal_summary(calibration: pl.DataFrame, thresholds: pl.DataFrame | None 
         The statistical layer's ``thresholds`` table (one row per curve), if any: adds
         ``d*``, the traffic ``light`` and the ``break`` point in front of the numbers
         (``-``: never reached within the severities studied), and a legend line.
+    summary
+        ``degradation_summary(calibration)`` when the caller has it (``report_tables``
+        computes it as the ``degradation`` table); else it is computed here.
 
     Returns
     -------
@@ -77,7 +85,8 @@ def terminal_summary(calibration: pl.DataFrame, thresholds: pl.DataFrame | None 
     ---------------------------------------------------------------------------
     digits   knn    mcar        0.750  0.125  0.50  0.500  0.875  +0.375  0.375
     """
-    summary = degradation_summary(calibration)
+    if summary is None:
+        summary = summary_tables({"calibration": calibration})["degradation"]
     names = ["dataset", "model", "corruption"]
     if summary.get_column("study").n_unique() > 1:
         names.insert(0, "study")

@@ -34,7 +34,7 @@ import secrets
 import shutil
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -82,6 +82,9 @@ SIDE = {
     "runs": ("_run.parquet", _schema.RUNS),
     "annotations": ("_annotations.parquet", _schema.ANNOTATIONS),  # prediction files only
 }
+#: Columns a view's schema file may lack (written before they existed; readers fill them
+#: with nulls): `relcol check` accepts such a file, and the next write rewrites it whole.
+OPTIONAL = {"annotations": _schema.ANNOTATION_EXTRAS}
 #: Seconds a `Warehouse.sql` query may run before it is stopped (None: no limit).
 QUERY_TIMEOUT = 600.0
 #: Tables materialised by `relcol report`: view name -> folder under metrics/.
@@ -109,6 +112,30 @@ def check_name(name: object, what: str = "study name") -> str:
             f"letter or digit and without '..'. Got {name!r}."
         )
     return name
+
+
+def content_id(
+    prefix: str, spec: str, versions: Mapping[str, str], *, study: str | None = None
+) -> str:
+    """A run id from what decides the rows: the spec, the package versions (and the study
+    name, for kinds whose spec does not hold it). The same input under the same versions
+    gets the same id and therefore byte-identical files. ``prefix`` tells the kind."""
+    blob = {"spec": spec, "versions": versions} | ({} if study is None else {"study": study})
+    return prefix + hashlib.sha256(json.dumps(blob, sort_keys=True).encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What one commit wrote: the study, its run id, rows, cells and part files, the
+    seconds since its work started, and the warehouse folder."""
+
+    study: str
+    run_id: str
+    rows: int
+    cells: int
+    parts: int
+    seconds: float
+    warehouse: str
 
 
 def new_run_id() -> str:
@@ -365,7 +392,7 @@ class Warehouse:
         for view, schema in schemas().items():
             path = self.root / "_schema" / f"{view}.parquet"
             files += 1
-            problem = _schema_problem(path, schema)
+            problem = _schema_problem(path, schema, optional=OPTIONAL.get(view, ()))
             if problem is not None:
                 problems.append(f"{name(path)}: {problem}")
         folders = sorted((self.root / "predictions").glob("study=*/run_id=*"))
@@ -428,6 +455,71 @@ class Warehouse:
 
     # -- writing -----------------------------------------------------------------
 
+    def refuse_existing(self, study: str, replace: bool) -> None:
+        """Refuse, before any work, a write the commit would refuse: a warehouse that cannot
+        be written, or a study already there without ``replace``."""
+        self.writable()
+        if not replace and check_name(study) in self.studies():
+            raise WarehouseError(_already_there(study, self.root))
+
+    def commit(
+        self,
+        study: str,
+        *,
+        kind: str,
+        spec: str,
+        versions: Mapping[str, str],
+        cells: int,
+        parts: Iterable[pl.DataFrame] | Callable[[Staging], object],
+        sides: Mapping[str, pl.DataFrame | None] | None = None,
+        prefix: str,
+        keyed_by_name: bool = False,
+        started_at: datetime,
+        replace: bool = False,
+        environment: Callable[[], Mapping[str, str]] | None = None,
+    ) -> IngestResult:
+        """The one way rows enter the warehouse: stage them, record the run, commit atomically.
+
+        The run id is ``content_id(prefix, spec, versions)`` (with the study name when
+        ``keyed_by_name``). ``parts`` are frames of the long table, each stamped with the
+        study and the run id and written as one part; or a function that writes the parts
+        itself (``Staging.part_path``, ``Staging.record_part``), as the study runner's
+        workers do. ``sides`` maps side tables (``classes``, ``corruptions``,
+        ``annotations``; None: absent) to their frames, stamped with the study. The
+        ``runs`` record holds ``kind``, ``spec``, ``versions`` (and what ``environment``
+        returns once the parts are written) and ``cells``. Any failure discards
+        everything staged: the warehouse is left byte for byte as it was.
+        """
+        run_id = content_id(prefix, spec, versions, study=study if keyed_by_name else None)
+        with self.ingest(study, replace=replace, run_id=run_id) as staging:
+            stamp = {"study": pl.lit(study), "run_id": pl.lit(run_id)}
+            if callable(parts):
+                parts(staging)
+            else:
+                for part in parts:
+                    staging.write_part(part.with_columns(**stamp))
+            for view, frame in (sides or {}).items():
+                if frame is not None:
+                    staging.write_side(view, frame.with_columns(study=pl.lit(study)))
+            extra = environment() if environment is not None else {}
+            staging.write_run(
+                kind=kind,
+                spec=spec,
+                versions={**versions, **extra},
+                started_at=started_at,
+                cells=cells,
+            )
+        seconds = (datetime.now(UTC) - started_at).total_seconds()
+        return IngestResult(
+            study=study,
+            run_id=run_id,
+            rows=staging.rows,
+            cells=cells,
+            parts=staging.parts,
+            seconds=seconds,
+            warehouse=str(self.root),
+        )
+
     @contextmanager
     def ingest(
         self, study: str, *, replace: bool = False, run_id: str | None = None
@@ -443,10 +535,7 @@ class Warehouse:
         staging = None
         try:
             if not replace and self.study_dir(study).exists():
-                raise WarehouseError(
-                    f"study {study!r} is already in warehouse {self.root}; ingest it under another "
-                    "name, or pass --replace to replace it wholesale"
-                )
+                raise WarehouseError(_already_there(study, self.root))
             self.recover()
             staging = Staging(self, study, run_id or new_run_id())
             yield staging
@@ -517,17 +606,29 @@ def schemas() -> dict[str, dict[str, pl.DataType]]:
     return out
 
 
-def _schema_problem(path: Path, schema: dict[str, pl.DataType]) -> str | None:
-    """Why the schema file at ``path`` is not right (missing, unreadable, other columns)."""
+def _schema_problem(
+    path: Path, schema: dict[str, pl.DataType], *, optional: tuple[str, ...] = ()
+) -> str | None:
+    """Why the schema file at ``path`` is not right (missing, unreadable, other columns).
+
+    A column named in ``optional`` may be absent (a file written before it existed, which
+    readers fill with nulls); any other difference is a problem."""
     if not path.exists():
         return "missing"
     try:
         found = pl.read_parquet_schema(path)
     except Exception as exc:  # polars raises several kinds for a damaged file
         return f"unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
-    if dict(found) != schema:
+    if dict(found) != {k: v for k, v in schema.items() if k in found or k not in optional}:
         return "holds other columns or types than the code expects"
     return None
+
+
+def _already_there(study: str, root: Path) -> str:
+    return (
+        f"study {study!r} is already in warehouse {root}; ingest it under another name, "
+        "or pass --replace to replace it wholesale"
+    )
 
 
 def _cannot_write(root: Path, exc: OSError) -> str:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from relcol.store import IngestResult  # what run_study and run_simulation return
 from relcol.study._numerics import PORTABLE, numerics, portable_environment
 from relcol.study._runner import (
     MAX_ROWS,
-    IngestResult,
     n_fits,
     n_rows,
     rng_for,

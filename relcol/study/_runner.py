@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -35,25 +34,12 @@ from relcol.corruption import OPERATORS, Corrupted, TrainingStats, resolve_names
 from relcol.data import Dataset, load_dataset
 from relcol.errors import InputError, SpecError
 from relcol.models import ModelSpec, fit_frozen
-from relcol.store import Warehouse, write_part_file
+from relcol.store import IngestResult, Staging, Warehouse, content_id, write_part_file
 from relcol.study._numerics import numerics
 from relcol.study._parallel import check_backend, run_tasks
 from relcol.study._spec import CorruptionSpec, Study
 
 PACKAGES = ("relcol", "numpy", "polars", "duckdb", "pyarrow", "scikit-learn", "lightgbm", "scipy")
-
-
-@dataclass(frozen=True)
-class IngestResult:
-    """What an ingest wrote."""
-
-    study: str
-    run_id: str
-    rows: int
-    cells: int
-    parts: int
-    seconds: float
-    warehouse: str
 
 
 @dataclass(frozen=True)
@@ -81,16 +67,6 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
-
-
-def content_id(spec: str, packages: dict[str, str]) -> str:
-    """The run id of a study ingest: a hash of its spec and the package versions.
-
-    Everything that decides the rows is in those two, so the same spec under the
-    same versions gets the same ``run_id`` and therefore byte-identical files.
-    """
-    blob = json.dumps({"spec": spec, "versions": packages}, sort_keys=True).encode()
-    return "s" + hashlib.sha256(blob).hexdigest()[:24]
 
 
 #: The most rows a study may write unless the caller raises the bound (``max_rows``):
@@ -148,39 +124,35 @@ def run_study(
     the commit publishes them together. The rows do not depend on either.
     """
     check_backend(backend, jobs)
-    warehouse.writable()  # before the work, not after it
-    started, clock = datetime.now(UTC), time.perf_counter()
+    warehouse.refuse_existing(study.name, replace)  # before the work, not after it
+    started = datetime.now(UTC)
     datasets = [
         load_dataset(spec, test_size=study.test_size, split_seed=study.split_seed, base=study.base)
         for spec in study.datasets
     ]
     check_cost(study, [len(ds.y_test) for ds in datasets], max_rows)
     params = {(ds.name, c.id): _validated(c, ds) for ds in datasets for c in study.corruptions}
-
-    cells = (
-        len(study.datasets) * len(study.models) * sum(len(c.severities) for c in study.corruptions)
-    )
     packages = versions()
-    run_id = content_id(study.text, packages)
-    with warehouse.ingest(study.name, replace=replace, run_id=run_id) as staging:
-        classes, logs, tasks = [], [], []
-        for ds in datasets:
-            stats = TrainingStats.fit(
-                ds.X_train, ds.n_classes, labels=ds.y_train, categorical=ds.categorical
-            )
-            draws = {
-                c.id: _draw(study, ds, c, params[ds.name, c.id], stats) for c in study.corruptions
-            }
-            logs += [row for d in draws.values() for row in d.log]
-            classes.append(
-                pl.DataFrame(
-                    {"code": np.arange(ds.n_classes, dtype=np.int32), "name": ds.class_names}
-                ).with_columns(study=pl.lit(study.name), dataset=pl.lit(ds.name))
-            )
-            shared = _Shared(study.name, study.corruptions, study.repeats, run_id, ds, draws)
-            tasks += [(shared, model, seed) for model in study.models for seed in study.seeds]
+    run_id = content_id("s", study.text, packages)
+    classes, logs, tasks = [], [], []
+    for ds in datasets:
+        stats = TrainingStats.fit(
+            ds.X_train, ds.n_classes, labels=ds.y_train, categorical=ds.categorical
+        )
+        draws = {c.id: _draw(study, ds, c, params[ds.name, c.id], stats) for c in study.corruptions}
+        logs += [row for d in draws.values() for row in d.log]
+        classes.append(
+            pl.DataFrame(
+                {"code": np.arange(ds.n_classes, dtype=np.int32), "name": ds.class_names}
+            ).with_columns(dataset=pl.lit(ds.name))
+        )
+        shared = _Shared(study.name, study.corruptions, study.repeats, run_id, ds, draws)
+        tasks += [(shared, model, seed) for model in study.models for seed in study.seeds]
+    environments = []  # the numerics of every process the models ran in
+
+    def write_parts(staging: Staging) -> None:
+        """Each (dataset, model, seed) task writes its own part where staging says."""
         paths = [staging.part_path(i) for i in range(len(tasks))]
-        environments = []  # the numerics of every process the models ran in
         for rows, environment in run_tasks(
             _fit_predict_write, tasks, paths, jobs=jobs, backend=backend
         ):
@@ -188,23 +160,23 @@ def run_study(
             environments.append(environment)
             if progress is not None:
                 progress(1)
-        staging.write_side("classes", pl.concat(classes))
-        staging.write_side("corruptions", pl.DataFrame(logs).with_columns(study=pl.lit(study.name)))
-        staging.write_run(
-            kind="study",
-            spec=study.text,
-            versions=packages | _merged(environments),
-            started_at=started,
-            cells=cells,
-        )
-    return IngestResult(
-        study=study.name,
-        run_id=staging.run_id,
-        rows=staging.rows,
-        cells=cells,
-        parts=staging.parts,
-        seconds=time.perf_counter() - clock,
-        warehouse=str(warehouse.root),
+
+    return warehouse.commit(
+        study.name,
+        kind="study",
+        spec=study.text,
+        versions=packages,
+        cells=(
+            len(study.datasets)
+            * len(study.models)
+            * sum(len(c.severities) for c in study.corruptions)
+        ),
+        parts=write_parts,
+        sides={"classes": pl.concat(classes), "corruptions": pl.DataFrame(logs)},
+        prefix="s",
+        started_at=started,
+        replace=replace,
+        environment=lambda: _merged(environments),
     )
 
 

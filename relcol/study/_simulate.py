@@ -43,7 +43,6 @@ calibrated on average and the same for every sample, so only consistency varies.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -53,8 +52,8 @@ import polars as pl
 from relcol.checks import check_int
 from relcol.data import MAX_CODES
 from relcol.errors import ParameterError
-from relcol.store import Warehouse, check_name
-from relcol.study._runner import MAX_ROWS, IngestResult, content_id, rng_for, versions
+from relcol.store import IngestResult, Warehouse, check_name
+from relcol.study._runner import MAX_ROWS, rng_for, versions
 
 FAMILIES = ("balanced", "uniform", "multimodal", "exponential")
 CONDITIONS = (
@@ -256,41 +255,24 @@ def run_simulation(
     JSON as its spec; its run id is a content address of that spec and the package
     versions, so the same simulation gives byte-identical files.
     """
-    started, clock = datetime.now(UTC), time.perf_counter()
-    packages = versions()
-    spec = sim.spec
-    run_id = content_id(spec, packages)
+    started = datetime.now(UTC)
     rows = simulate_consistency(sim)
-    cells = len(sim.families) * len(sim.conditions) * len(sim.error_rates)
-    with warehouse.ingest(sim.name, replace=replace, run_id=run_id) as staging:
-        for part in rows.with_columns(run_id=pl.lit(staging.run_id)).partition_by(
-            "dataset", maintain_order=True
-        ):
-            staging.write_part(part)
-        staging.write_side(
-            "classes",
-            pl.DataFrame(
-                {
-                    "study": sim.name,
-                    "dataset": np.repeat(np.array(sim.families), sim.classes),
-                    "code": np.tile(np.arange(sim.classes, dtype=np.int32), len(sim.families)),
-                    "name": [f"class {c}" for _ in sim.families for c in range(sim.classes)],
-                }
-            ),
-        )
-        staging.write_run(
-            kind="simulation",
-            spec=spec,
-            versions=packages,
-            started_at=started,
-            cells=cells,
-        )
-    return IngestResult(
-        study=sim.name,
-        run_id=staging.run_id,
-        rows=staging.rows,
-        cells=cells,
-        parts=staging.parts,
-        seconds=time.perf_counter() - clock,
-        warehouse=str(warehouse.root),
+    classes = pl.DataFrame(
+        {
+            "dataset": np.repeat(np.array(sim.families), sim.classes),
+            "code": np.tile(np.arange(sim.classes, dtype=np.int32), len(sim.families)),
+            "name": [f"class {c}" for _ in sim.families for c in range(sim.classes)],
+        }
+    )
+    return warehouse.commit(
+        sim.name,
+        kind="simulation",
+        spec=sim.spec,
+        versions=versions(),
+        cells=len(sim.families) * len(sim.conditions) * len(sim.error_rates),
+        parts=rows.partition_by("dataset", maintain_order=True),
+        sides={"classes": classes},
+        prefix="s",
+        started_at=started,
+        replace=replace,
     )

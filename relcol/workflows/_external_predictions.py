@@ -1,0 +1,189 @@
+"""Predictions made elsewhere: ingest a file of them, and the tables only such a study has.
+
+Reading and validating a file is ``relcol.data.read_predictions``; this module commits it
+through ``Warehouse.commit`` exactly as a study is committed (all checks first, one atomic
+rename, refusal to re-ingest a name without ``replace``). ``by_class``,
+``confidence_sources`` and ``soft_agreement`` read what only an ingested file records.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+
+from relcol import metrics
+from relcol.analysis import soft_agreement as agreement_table
+from relcol.checks import check_bins
+from relcol.data import read_predictions, spec_text
+from relcol.errors import ParameterError
+from relcol.store import CELL, IngestResult, Warehouse, check_name
+from relcol.study import versions
+from relcol.workflows._shared import from_engine, run_spec, warehouse_of, with_label_names
+
+
+@dataclass(frozen=True)
+class PredictionsResult(IngestResult):
+    """What ``ingest_predictions`` wrote: an ``IngestResult`` and what the file held (its
+    confidence sources and their kinds, the class or label names, whether it is multi-label,
+    the columns it ignored)."""
+
+    sources: tuple[str, ...]
+    classes: tuple[str, ...]
+    multilabel: bool
+    ignored: tuple[str, ...]
+    source_kinds: dict[str, str]
+
+
+def ingest_predictions(
+    source: str | os.PathLike[str] | pl.DataFrame,
+    warehouse: Warehouse | str | os.PathLike[str] | None = None,
+    *,
+    name: str | None = None,
+    columns: Mapping[str, str] | None = None,
+    classes: Sequence[str] | str | None = None,
+    model: str | None = None,
+    dataset: str | None = None,
+    proba_prefix: str = "p_",
+    tolerance: float = 1e-3,
+    ensemble: bool = False,
+    replace: bool = False,
+) -> PredictionsResult:
+    """Validate a prediction file (CSV, TSV, Parquet, JSON lines, or a frame) and ingest it.
+
+    Parameters
+    ----------
+    source
+        The file, or a Polars DataFrame.
+    warehouse
+        A Warehouse or its folder (default: ``$RELCOL_WAREHOUSE``, else ``./warehouse``).
+    name
+        The study name (default: the file's stem; required for a frame).
+    columns, classes, dataset, proba_prefix, tolerance, ensemble
+        How to read the file: see ``relcol.data.read_predictions``.
+    model
+        The model name when the file has no ``model`` column (default: the study name).
+    replace
+        Replace a study of the same name wholesale instead of refusing.
+
+    Returns
+    -------
+    PredictionsResult
+        The study, its run id, row and cell counts, the confidence sources, the class
+        names and the file's ignored columns.
+    """
+    started = datetime.now(UTC)
+    wh = warehouse_of(warehouse)
+    if name is None:
+        if isinstance(source, pl.DataFrame):
+            raise ParameterError("name is required when ingesting a DataFrame.")
+        name = Path(source).stem
+    check_name(name)
+    wh.refuse_existing(name, replace)  # before reading a large file only to refuse it
+    read = read_predictions(
+        source,
+        columns=columns,
+        classes=classes,
+        model=name if model is None else model,
+        dataset=dataset,
+        proba_prefix=proba_prefix,
+        tolerance=tolerance,
+        ensemble=ensemble,
+    )
+    committed = wh.commit(
+        name,
+        kind="predictions",
+        spec=spec_text(read.spec),
+        versions=versions(),
+        cells=read.rows.select([k for k in CELL if k != "study"]).unique().height,
+        parts=[read.rows],
+        sides={"classes": read.classes, "annotations": read.annotations},
+        prefix="p",
+        keyed_by_name=True,
+        started_at=started,
+        replace=replace,
+    )
+    return PredictionsResult(
+        **vars(committed),
+        sources=read.sources,
+        classes=tuple(read.spec["classes"]),
+        multilabel=read.multilabel,
+        ignored=read.ignored,
+        source_kinds=dict(read.spec["source_kinds"]),
+    )
+
+
+def by_class(
+    warehouse: Warehouse | str | os.PathLike[str] | None = None,
+    *,
+    study: str | None = None,
+    bins: int = 15,
+) -> pl.DataFrame:
+    """Calibration per cell and predicted class, with the class's name (``class_name``)."""
+    wh = warehouse_of(warehouse)
+    study = wh.require_study(study)
+    keys = [*CELL, "y_pred"]
+    table = metrics.calibration(wh.predictions(study), keys, bins=bins).collect()
+    table = table.select(*keys, *[c for c in table.columns if c not in keys])
+    return with_label_names(wh, study, table, after="y_pred", code="y_pred", name="class_name")
+
+
+def confidence_sources(
+    warehouse: Warehouse | str | os.PathLike[str] | None = None, *, study: str | None = None
+) -> pl.DataFrame:
+    """What each confidence source of an ingested prediction file is, and its map into [0, 1].
+
+    One row per source: ``source``, ``kind`` (``probability``: calibration metrics apply as
+    is; ``score``: an ordering mapped into [0, 1], compare it by discrimination and
+    recalibrate it before reading its calibration; ``stated``: a confidence column as the
+    file gave it), ``score`` (the derived score's name, or null), ``formula`` and ``mapping``.
+    Empty for a study that is not an ingested prediction file.
+    """
+    wh = warehouse_of(warehouse)
+    study = wh.require_study(study)
+    spec = run_spec(wh, study)
+    derived = {**spec.get("llm", {}).get("scores", {}), **spec.get("ensemble", {})}
+    out = []
+    for source, kind in spec.get("source_kinds", {}).items():
+        score = source.rsplit(":", 1)[-1] if ":" in source else None
+        entry = derived.get(score) if kind != "stated" else None
+        if kind == "probability" and entry is None:
+            entry = {"formula": "the probability vector's value for y_pred", "mapping": "none"}
+        out.append(
+            {
+                "source": source,
+                "kind": kind,
+                "score": score if entry is not None and score in derived else None,
+                "formula": entry["formula"] if entry else "a confidence as the file gave it",
+                "mapping": entry["mapping"] if entry else "none",
+            }
+        )
+    schema = dict.fromkeys(("source", "kind", "score", "formula", "mapping"), pl.String)
+    return pl.DataFrame(out, schema=schema)
+
+
+def soft_agreement(
+    warehouse: Warehouse | str | os.PathLike[str] | None = None,
+    *,
+    study: str | None = None,
+    bins: int = 15,
+    engine: str = "polars",
+) -> pl.DataFrame:
+    """Confidence against the annotators' agreement on single-label rows, per cell: the
+    correlation of c with a and calibration with a as the target
+    (``relcol.analysis._agreement``; the SQL twin is the ``soft_agreement`` view). Empty when
+    the file had no agreement column."""
+    wh = warehouse_of(warehouse)
+    study = wh.require_study(study)
+    bins = check_bins(bins)
+
+    def polars() -> pl.DataFrame:
+        annotations = pl.scan_parquet(wh.sources()["annotations"], hive_partitioning=False)
+        rows = annotations.filter(pl.col("study") == study)
+        return agreement_table(wh.predictions(study), rows, bins=bins)
+
+    return from_engine(wh, study, engine, view="soft_agreement", bins=bins, polars=polars)

@@ -1,0 +1,217 @@
+"""Every table the report shows, computed before anything is drawn (``report_tables``).
+
+The metric tables come from one scan of the rows per chunk of whole cells; the statistical
+layer adds intervals, trends and thresholds; the tables of prediction-file, multi-label and
+recalibration studies, consistency, the scorecard and monitoring follow; then the summaries
+the page and the terminal print (``summary_tables``: the degradation summary, the worst
+cells, the verdicts, the realised corruption rates and trends). ``relcol.report`` only
+draws these tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from relcol import metrics
+from relcol.analysis import (
+    SCOPES,
+    check_tau,
+    corruption_error,
+    figure_tables,
+    monitoring_tables,
+    multilabel_micro_tables,
+    risk_coverage,
+    statistical_tables,
+    summary_tables,
+    withhold_scores,
+)
+from relcol.analysis import scorecard as scorecard_table
+from relcol.checks import check_bins, check_int, check_interval, check_seed
+from relcol.errors import ParameterError
+from relcol.metrics import by_chunks
+from relcol.store import CELL, Warehouse
+from relcol.workflows._external_predictions import by_class, confidence_sources, soft_agreement
+from relcol.workflows._multilabel_scores import multilabel, multilabel_bins, multilabel_statistics
+from relcol.workflows._recalibration_runs import recalibration
+from relcol.workflows._shared import run_spec
+from relcol.workflows._studies import (
+    cells_of,
+    consistency_table,
+    scorecard_options,
+    study_baseline,
+)
+
+
+def report_tables(
+    wh: Warehouse,
+    study: str,
+    *,
+    bins: int = 15,
+    bootstrap: int = 1000,
+    alpha: float = 0.05,
+    tau: float = 0.05,
+    margin: float = 0.02,
+    seed: int = 0,
+    intervals: str = "samples",
+    noise: str | None = None,
+    stability_at: float | None = None,
+    resilience_at: float | None = None,
+    compare: str | Sequence[str] | None = None,
+) -> dict[str, pl.DataFrame]:
+    """Every table the report shows and exports, by name (``calibration`` first).
+
+    Each metric family adds its table here; the report shows a section for each
+    table it finds, and ``relcol report`` materialises those named in
+    ``relcol.store.MATERIALISED``. The figure-ready tables (``reliability``,
+    ``confidence_histogram``) come from the final ``calibration_bins``; last come the
+    summaries the page and the terminal print (``relcol.analysis.summary_tables``:
+    ``degradation``, ``worst_gaps``, ``verdicts``, ``realised_rates``, ``realised_trends``).
+
+    With ``bootstrap`` = B > 0 the statistical layer (docs/statistics.md) adds percentile
+    intervals at level 1 − ``alpha`` beside every metric (paired Poisson bootstrap over test
+    samples, generator offset ``seed``), the per-seed values (``seeds``), the paired
+    ``differences``, the ``trends`` and the ``thresholds`` (clean overconfidence and d* with
+    margin ``tau``, the break point with ``margin`` on the change of the gap).
+    ``noise``, ``stability_at`` and ``resilience_at`` set the scorecard (see ``scorecard``).
+    ``intervals`` says what the metric tables' intervals cover: ``"samples"`` (test samples,
+    the trained models held fixed) or ``"training"`` (also the spread between training seeds).
+    ``compare`` chooses the reference models of the model-vs-model differences (default: the
+    study's baseline, ``study_baseline``; model names, or ``"all"`` for every pair).
+    """
+    bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
+    bins = check_bins(bins)
+    margin = _check_margin(margin)
+    if intervals not in SCOPES:
+        raise ParameterError(
+            f"intervals must be one of {', '.join(map(repr, SCOPES))}. Got {intervals!r}."
+        )
+    card = scorecard_options(
+        wh, study, noise=noise, stability_at=stability_at, resilience_at=resilience_at
+    )
+    metric_tables, cells = _metric_tables(wh, study, bins=bins)
+    tables = {
+        **metric_tables,
+        "corruptions": wh.sql("SELECT * FROM corruptions WHERE study = ?", [study]),
+        **external_tables(wh, study, bins=bins),
+    }
+    if bootstrap:
+        layer = statistical_tables(
+            wh.predictions(study),
+            tables,
+            replicates=bootstrap,
+            alpha=alpha,
+            tau=tau,
+            margin=margin,
+            seed=seed,
+            bins=bins,
+            samples=cells,
+            intervals=intervals,
+            compare=compare,
+            baseline=study_baseline(wh, study),
+        )
+        tables |= layer
+        tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
+        if "multilabel" in tables:  # per label, micro and macro, paired over samples
+            tables |= multilabel_statistics(
+                wh, study, tables, replicates=bootstrap, alpha=alpha, bins=bins, seed=seed
+            )
+        tables["calibration"] = tables["calibration"].with_columns(
+            bootstrap=pl.lit(bootstrap, pl.Int32)
+        )
+    tables |= _consistency_tables(wh, study, tables["calibration"], cells, card)
+    tables |= monitoring_tables(wh, study, bins=bins, replicates=bootstrap, alpha=alpha, seed=seed)
+    tables |= figure_tables(tables, cells)
+    return tables | summary_tables(tables)
+
+
+def _score_sources(tables: dict[str, pl.DataFrame]) -> list[str]:
+    """The confidence sources that are scores, not probabilities (they get no verdict)."""
+    sources = tables.get("sources")
+    if sources is None or sources.is_empty():
+        return []
+    return sources.filter(pl.col("kind") == "score").get_column("source").to_list()
+
+
+def _check_statistics(bootstrap: object, alpha: object, tau: object, seed: object):
+    """The statistical layer's options, checked at the boundary."""
+    bootstrap = check_int("bootstrap", bootstrap, 0, note=" (0: no intervals)")
+    alpha = check_interval("alpha", alpha, "(0, 1)")
+    return bootstrap, alpha, check_tau(tau), check_seed(seed)
+
+
+def _check_margin(margin: object) -> float:
+    return check_interval("margin", margin, "[0, 1)")
+
+
+#: Monte Carlo draws R behind ``ece_null`` in the report's calibration table.
+ECE_NULL_DRAWS = 100
+
+
+def _metric_tables(
+    wh: Warehouse, study: str, *, bins: int
+) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """``calibration`` (with its ``bins``), ``calibration_bins``, ``discrimination``,
+    ``selective`` and ``risk_coverage`` (the curve on a coverage grid) of one study, computed
+    together: one scan of the rows and one sort per cell for all of them, one chunk of whole
+    cells at a time (``by_chunks``); and each cell's rows ``n`` and distinct test samples
+    (``samples``), which the reliability intervals and the later chunked steps need."""
+    names = ("calibration", "calibration_bins", "discrimination", "selective")
+    predictions = wh.predictions(study)
+    cells = cells_of(predictions)
+
+    def plans(rows: pl.LazyFrame) -> list[pl.LazyFrame]:
+        lazy = metrics.metric_tables(rows, CELL, bins=bins, draws=ECE_NULL_DRAWS)
+        return [*(lazy[name] for name in names), risk_coverage(lazy["selective_curve"])]
+
+    frames = by_chunks(predictions, cells, CELL, plans)
+    tables = dict(zip((*names, "risk_coverage"), frames, strict=True))
+    tables["calibration"] = tables["calibration"].with_columns(bins=pl.lit(bins, pl.Int32))
+    return tables, cells
+
+
+def _consistency_tables(
+    wh: Warehouse,
+    study: str,
+    calibration: pl.DataFrame,
+    cells: pl.DataFrame,
+    card: dict[str, object],
+) -> dict[str, pl.DataFrame]:
+    """``consistency`` (when some cell has replicates), ``scorecard`` (with the settings
+    ``card``) and ``corruption_error``."""
+    table = consistency_table(wh.predictions(study), cells)
+    tables = {"consistency": table} if not table.is_empty() else {}
+    tables["scorecard"] = scorecard_table(calibration, wh.predictions(study), **card)
+    tables["corruption_error"] = corruption_error(calibration)
+    return tables
+
+
+def external_tables(wh: Warehouse, study: str, *, bins: int = 15) -> dict[str, pl.DataFrame]:
+    """The report tables of this module that apply to ``study``.
+
+    ``by_class`` (calibration per predicted class, with class names) for an ingested
+    single-label prediction file; ``multilabel``, ``multilabel_bins`` and the micro
+    average's tables (``relcol.analysis.multilabel_micro_tables``) when the study has
+    multi-label rows; ``recalibration`` for a study written by ``recalibrate``.
+    """
+    spec = run_spec(wh, study)
+    kind = spec.get("kind")
+    rows = wh.predictions(study)
+    has_labels = rows.filter(pl.col("label").is_not_null()).head(1).collect().height > 0
+    tables: dict[str, pl.DataFrame] = {}
+    if kind == "predictions" and not has_labels:
+        tables["by_class"] = by_class(wh, study=study, bins=bins)
+    if has_labels:
+        tables["multilabel"] = multilabel(wh, study=study, bins=bins)
+        tables["multilabel_bins"] = multilabel_bins(wh, study=study, bins=bins)
+        tables |= multilabel_micro_tables(rows, bins=bins)
+    if kind == "recalibration":
+        tables["recalibration"] = recalibration(wh, study=study, bins=bins)
+    if kind == "predictions" and any(v != "stated" for v in spec.get("source_kinds", {}).values()):
+        tables["sources"] = confidence_sources(wh, study=study)
+    if kind == "predictions" and not has_labels:
+        agreement = soft_agreement(wh, study=study, bins=bins)
+        if not agreement.is_empty():
+            tables["agreement"] = agreement
+    return tables

@@ -1,0 +1,69 @@
+"""What every workflow shares: a warehouse from a path, a table from either engine, a study's
+run spec and class names beside their codes."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+
+import polars as pl
+
+from relcol.checks import check_choice
+from relcol.store import Warehouse
+
+ENGINES = ("polars", "duckdb")
+
+
+def warehouse_of(warehouse: Warehouse | str | os.PathLike[str] | None) -> Warehouse:
+    """``warehouse`` itself, or the warehouse at that folder (``Warehouse.default``)."""
+    return warehouse if isinstance(warehouse, Warehouse) else Warehouse.default(warehouse)
+
+
+def from_engine(
+    wh: Warehouse,
+    study: str,
+    engine: str,
+    *,
+    view: str,
+    polars: Callable[[], pl.DataFrame],
+    bins: int | None = None,
+) -> pl.DataFrame:
+    """One table of ``study``: the SQL ``view`` (DuckDB, its files scoped to the study, with
+    ``bins`` where the view has them) or ``polars()``, as ``engine`` says."""
+    check_choice("engine", engine, ENGINES)
+    if engine == "polars":
+        return polars()
+    binned = {} if bins is None else {"bins": bins}
+    return wh.sql(f"SELECT * FROM {view}", study=study, timeout=None, **binned)
+
+
+def run_spec(wh: Warehouse, study: str) -> dict:
+    """The latest run's spec of a prediction-file or recalibration study (parsed JSON, with
+    its ``kind``); for other studies only ``{"kind": ...}``."""
+    runs = wh.sql(
+        "SELECT kind, spec FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
+    )
+    if runs.is_empty() or runs["kind"][0] not in ("predictions", "recalibration"):
+        return {"kind": runs["kind"][0] if not runs.is_empty() else None}
+    return {**json.loads(runs["spec"][0]), "kind": runs["kind"][0]}
+
+
+def with_label_names(
+    wh: Warehouse,
+    study: str,
+    table: pl.DataFrame,
+    *,
+    after: str,
+    code: str = "label",
+    name: str = "label_name",
+) -> pl.DataFrame:
+    """``table`` with the name of each class or label code in column ``code`` (from the
+    study's ``classes``) as column ``name``, inserted after column ``after``."""
+    names = wh.sql(
+        f"SELECT dataset, code AS {code}, name AS {name} FROM classes WHERE study = ?", [study]
+    )
+    out = table.join(names, on=["dataset", code], how="left", maintain_order="left")
+    columns = list(table.columns)
+    columns.insert(columns.index(after) + 1, name)
+    return out.select(columns)
