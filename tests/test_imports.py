@@ -280,3 +280,14 @@ def test_the_report_draws_the_summaries_and_computes_none(module):
     assert not names & COMPUTED_BEFORE_RENDERING, sorted(names & COMPUTED_BEFORE_RENDERING)
     if module not in COMPLETES_SUMMARIES:
         assert "summary_tables" not in names
+
+
+def test_the_wheel_lists_every_package():
+    """pyproject.toml names its packages one by one: a new folder left out of the list
+    would be missing from the wheel (an editable install does not notice)."""
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {module_name(path.parent / "__init__.py") for path in SOURCES.values()}
+    assert set(setuptools["packages"]) == folders | {"relcol.sql"}  # sql/: the views' files
+    assert setuptools["package-dir"]["relcol.sql"] == "sql"
