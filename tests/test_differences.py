@@ -133,3 +133,6 @@ def test_report_compares_with_the_first_listed_model_or_those_chosen(tmp_path):
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1
     assert "compare names 'svm'" in done.stderr
     assert differences(tmp_path).rows() == chosen
+    # checked before any work, also when no interval is asked for
+    done = relcol("report", "--bootstrap", "0", "--compare", "svm", cwd=tmp_path)
+    assert done.returncode == 2 and "compare names 'svm'" in done.stderr

@@ -20,6 +20,7 @@ from relcol.analysis import (
     check_tau,
     corruption_error,
     figure_tables,
+    model_references,
     monitoring_tables,
     multilabel_micro_tables,
     risk_coverage,
@@ -90,6 +91,10 @@ def report_tables(
     card = scorecard_options(
         wh, study, noise=noise, stability_at=stability_at, resilience_at=resilience_at
     )
+    baseline = study_baseline(wh, study)
+    if compare is not None:  # a reference that is not a model fails before any work
+        models = wh.sql("SELECT DISTINCT model FROM predictions WHERE study = ?", [study])
+        model_references(sorted(models["model"].drop_nulls()), compare, baseline)
     metric_tables, cells = _metric_tables(wh, study, bins=bins)
     tables = {
         **metric_tables,
@@ -109,7 +114,7 @@ def report_tables(
             samples=cells,
             intervals=intervals,
             compare=compare,
-            baseline=study_baseline(wh, study),
+            baseline=baseline,
         )
         tables |= layer
         tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
