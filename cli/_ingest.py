@@ -98,7 +98,8 @@ _PREDICTION_OPTIONS = {
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Local processes for the (dataset, model, seed) fits.  [default: 1]",
+    help="Local processes for the (dataset, model, seed) fits.  [default: one per usable core "
+    "for a study of 200,000 rows or more, else 1]",
 )
 @click.option(
     "--backend",
@@ -192,7 +193,7 @@ def ingest(
         replace,
         quiet,
         as_json,
-        reading["jobs"] or 1,
+        reading["jobs"],
         reading["backend"] or "local",
         reading["max_rows"],
         allow_outside_paths,
@@ -206,7 +207,7 @@ def _ingest_study(
     replace: bool,
     quiet: bool,
     as_json: bool,
-    jobs: int,
+    jobs: int | None,
     backend: str,
     max_rows: int | None,
     allow_outside_paths: bool,
