@@ -98,8 +98,7 @@ _PREDICTION_OPTIONS = {
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Local processes for the (dataset, model, seed) fits.  [default: one per usable core "
-    "for a study of 200,000 rows or more, else 1]",
+    help="Local processes for the (dataset, model, seed) fits.  [default: 1]",
 )
 @click.option(
     "--backend",
@@ -193,7 +192,7 @@ def ingest(
         replace,
         quiet,
         as_json,
-        reading["jobs"],
+        reading["jobs"] or 1,
         reading["backend"] or "local",
         reading["max_rows"],
         allow_outside_paths,
@@ -207,7 +206,7 @@ def _ingest_study(
     replace: bool,
     quiet: bool,
     as_json: bool,
-    jobs: int | None,
+    jobs: int,
     backend: str,
     max_rows: int | None,
     allow_outside_paths: bool,

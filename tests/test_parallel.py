@@ -69,32 +69,3 @@ def test_workers_unlike_each_other_are_all_named():
         "machine": "x86_64",
     }
     assert _merged([one, one]) == one
-
-
-def test_a_large_study_uses_every_usable_core_by_default(monkeypatch):
-    from relcol.study import _parallel
-
-    monkeypatch.setattr(_parallel, "usable_cores", lambda: 4)
-    assert _parallel.default_jobs(_parallel.PARALLEL_ROWS - 1, tasks=36) == 1
-    assert _parallel.default_jobs(_parallel.PARALLEL_ROWS, tasks=36) == 4
-    assert _parallel.default_jobs(10**7, tasks=3) == 3  # never more processes than fits
-
-
-def test_ingest_without_jobs_runs_a_large_study_on_the_cores(tmp_path, tiny_warehouse, monkeypatch):
-    from relcol.study import _parallel, _runner
-
-    seen = []
-
-    def recording(*args, jobs, **kwargs):
-        seen.append(jobs)
-        return run_tasks(*args, jobs=jobs, **kwargs)
-
-    run_tasks = _runner.run_tasks
-    monkeypatch.setattr(_runner, "run_tasks", recording)
-    monkeypatch.setattr(_parallel, "usable_cores", lambda: 2)
-    relcol.ingest(TINY, tmp_path / "small")
-    monkeypatch.setattr(_parallel, "PARALLEL_ROWS", 1)
-    wh = relcol.open_warehouse(tmp_path / "large")
-    relcol.ingest(TINY, wh)
-    assert seen == [1, 2]
-    assert parts(wh) == parts(tiny_warehouse)

@@ -17,19 +17,14 @@ from relcol.checks import check_int
 from relcol.errors import ParameterError
 
 BACKENDS = ("local", "dask")
-#: Below this many rows a study's fits run in this process unless ``jobs`` says otherwise:
-#: starting worker processes (each imports scikit-learn and LightGBM, about 2 s) costs more
-#: than a small study's fits.
-PARALLEL_ROWS = 200_000
 
 T = TypeVar("T")
 
 
-def check_backend(backend: str, jobs: int | None) -> None:
+def check_backend(backend: str, jobs: int) -> None:
     if backend not in BACKENDS:
         raise ParameterError(f"backend must be one of {', '.join(BACKENDS)}. Got {backend!r}.")
-    if jobs is not None:
-        check_int("jobs", jobs)
+    check_int("jobs", jobs)
     if backend == "dask":
         try:
             import distributed  # noqa: F401
@@ -37,27 +32,6 @@ def check_backend(backend: str, jobs: int | None) -> None:
             raise ParameterError(
                 "backend 'dask' needs dask.distributed: pip install 'relcol[dask]'"
             ) from None
-
-
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity, e.g. a container's share)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
-
-
-def default_jobs(rows: int, tasks: int) -> int:
-    """The processes a study's ``tasks`` fits run on when ``jobs`` is not given: one per
-    usable core (at most one per task) for a study of ``PARALLEL_ROWS`` rows or more, else 1.
-
-    >>> default_jobs(1_000, tasks=8)
-    1
-    >>> default_jobs(10**7, tasks=1)
-    1
-    """
-    if rows < PARALLEL_ROWS:
-        return 1
-    return max(1, min(usable_cores(), tasks))
 
 
 def run_tasks(

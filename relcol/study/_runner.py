@@ -36,7 +36,7 @@ from relcol.errors import InputError, SpecError
 from relcol.models import ModelSpec, fit_frozen
 from relcol.store import IngestResult, Staging, Warehouse, content_id, write_part_file
 from relcol.study._numerics import numerics
-from relcol.study._parallel import check_backend, default_jobs, run_tasks
+from relcol.study._parallel import check_backend, run_tasks
 from relcol.study._spec import CorruptionSpec, Study
 
 PACKAGES = ("relcol", "numpy", "polars", "duckdb", "pyarrow", "scikit-learn", "lightgbm", "scipy")
@@ -108,7 +108,7 @@ def run_study(
     *,
     replace: bool = False,
     progress: Callable[[int], None] | None = None,
-    jobs: int | None = None,
+    jobs: int = 1,
     backend: str = "local",
     max_rows: int | None = MAX_ROWS,
 ) -> IngestResult:
@@ -119,10 +119,9 @@ def run_study(
 
     All loading and validation happens before anything is written; any error
     afterwards discards the staged files, so the warehouse is left as it was.
-    The (dataset, model, seed) fits run on ``jobs`` local processes (None: one per
-    usable core for a study of ``PARALLEL_ROWS`` rows or more, else 1; ``default_jobs``),
-    or on a Dask cluster (``backend``); each writes its own part file and the commit
-    publishes them together. The rows do not depend on either.
+    The (dataset, model, seed) fits run on ``jobs`` local processes, or on an
+    existing Dask or Ray cluster (``backend``); each writes its own part file and
+    the commit publishes them together. The rows do not depend on either.
     """
     check_backend(backend, jobs)
     warehouse.refuse_existing(study.name, replace)  # before the work, not after it
@@ -149,8 +148,6 @@ def run_study(
         )
         shared = _Shared(study.name, study.corruptions, study.repeats, run_id, ds, draws)
         tasks += [(shared, model, seed) for model in study.models for seed in study.seeds]
-    if jobs is None:
-        jobs = default_jobs(n_rows(study, [len(ds.y_test) for ds in datasets]), len(tasks))
     environments = []  # the numerics of every process the models ran in
 
     def write_parts(staging: Staging) -> None:
