@@ -105,7 +105,8 @@ def test_the_quick_start_is_what_ci_runs():
     ci = (ROOT / ".ci" / "run").read_text()
     # CI sets up the same virtual environment and runs the README's test command verbatim
     assert "python3 -m venv .venv" in ci and ". .venv/bin/activate" in ci
-    assert tests.removeprefix(setup) in ci.splitlines()
+    # (in a subshell, so that `set -e` also stops CI when the install on the left of && fails)
+    assert f"({tests.removeprefix(setup)})" in ci.splitlines()
     # and it installs the package (as a wheel) and runs ingest and report as a user would
     commands = re.findall(r'"\$work/venv/bin/relcol" (\w+)', ci)
     assert commands[:2] == ["ingest", "report"]
