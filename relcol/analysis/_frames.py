@@ -1,6 +1,6 @@
 """Column checks shared by the public functions of ``analysis`` and ``report``.
 
-Validation happens once, at the public boundary (STYLE.md, Errors); the helpers
+Validation happens once, at the public boundary (docs/development.md, Checking parameters); the helpers
 here name the frame, the missing columns and the columns that do exist.
 """
 

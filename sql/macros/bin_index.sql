@@ -1,4 +1,4 @@
--- bin_index: the 0-based equal-width calibration bin of a confidence (METRICS.md §2).
+-- bin_index: the 0-based equal-width calibration bin of a confidence (docs/metrics.md).
 -- Grain: scalar, one value per row it is applied to.
 -- Convention: bin(c) = max(⌈c·M⌉ − 1, 0), so bin m is (m/M, (m+1)/M], the first bin is
 --   [0, 1/M] and c = 1.0 lands in the last bin. A confidence equal to an edge m/M (the DOUBLE

@@ -1,5 +1,5 @@
 -- bin_statistics(source, bins, binning): the per-bin sufficient statistics of every cell, by cell
---   id (DESIGN.md §7): every calibration number and top-label score is a function of them.
+--   id (docs/statistics.md): every calibration number and top-label score is a function of them.
 --   calibration_bins is this with the cell keys; calibration reads it directly.
 -- Grain: one row per cell id (cell_ids) × non-empty bin of one binning. Unordered.
 -- Binnings: 'width', bin_index(c, M): (m/M, (m+1)/M], bin_lower = m/M, bin_upper = (m+1)/M;

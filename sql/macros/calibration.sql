@@ -1,5 +1,5 @@
 -- calibration(source, bins, draws): calibration and proper scores of every cell
---   (METRICS.md §2–§3), each derived from sufficient statistics, never row by row.
+--   (docs/metrics.md), each derived from sufficient statistics, never row by row.
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label); a null label
 --   (single-label rows) is one cell. Ordered by cell, nulls last.
 -- Columns (BIGINT n, DOUBLE otherwise; z = correct, S/Z/Q/P a bin's Σc, Σz, Σc², Σcz):

@@ -1,5 +1,5 @@
 -- calibration_bins(source, bins, binning): per-bin sufficient statistics for calibration
---   (METRICS.md §2, DESIGN.md §7): every calibration number and top-label score is a function
+--   (docs/metrics.md, docs/statistics.md): every calibration number and top-label score is a function
 --   of these sums per cell × bin.
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × non-empty bin
 --   of one binning; a null label (single-label rows) is one cell. Ordered by cell and bin.

@@ -1,5 +1,5 @@
 -- confidence_levels(source, score): the sufficient statistics of the rank metrics
---   (METRICS.md §4–§5): counts per distinct score level, and counts from the top.
+--   (docs/metrics.md): counts per distinct score level, and counts from the top.
 -- Grain: one row per cell id (cell_ids) × distinct score level, plus one row with a NULL
 --   threshold counting the cell's rows without a score (score := 'margin' or 'entropy' on rows
 --   with no proba), if any. Unordered.

@@ -1,5 +1,5 @@
 -- consistency(source): samplewise consistency of every cell along each axis of variation
---   (METRICS.md §7).
+--   (docs/consistency.md).
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × axis that has
 --   a stratum with τ >= 2 replicates. Axis 'repeat': the replicates are the corruption repeats
 --   of one training seed (the stratum); axis 'seed': the training seeds of one repeat. Every

@@ -1,5 +1,5 @@
 -- consistency_counts(source): per-sample counts over the replicates of each stratum, the
---   sufficient statistics of consistency's closed forms (METRICS.md §7).
+--   sufficient statistics of consistency's closed forms (docs/consistency.md).
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × axis × stratum
 --   × sample, for strata with τ >= 2 replicates and samples all τ predicted. Ordered by cell,
 --   axis, stratum, sample_id, nulls last.

@@ -1,5 +1,5 @@
 -- consistency_gram(units, tally, layout): every replicate pair's error Gram entry and prediction
---   contingency table, and the pair's metrics (METRICS.md §7).
+--   contingency table, and the pair's metrics (docs/consistency.md).
 -- Grain: one row per stratum g × replicate pair i < j.
 -- How: a constant sample (one class predicted by all τ replicates, all right or all wrong) adds
 --   the same to every pair, so it is counted once per class (CTE constant). Only the varying
@@ -8,7 +8,7 @@
 -- Columns: g, replicate_i, replicate_j, n, wrong_i, wrong_j, both_wrong, agree (BIGINT),
 --   chance_agreement = Σ_c m_ic·m_jc / n², phi2 = Σ_ab N_ab² / (m_ia·m_jb) − 1 (DOUBLE),
 --   classes_i, classes_j (classes predicted, BIGINT), then ec_l, ec_g, ec_acc, ec_corr, pa,
---   pa_kappa, pa_v, kappa_error (DOUBLE) with the conventions of METRICS.md §7: ec_l = 1 for
+--   pa_kappa, pa_v, kappa_error (DOUBLE) with the conventions of docs/consistency.md: ec_l = 1 for
 --   two empty error sets; ec_corr NULL when either error vector is constant; kappa_error = 1
 --   when the error vectors are equal; pa_kappa = 1 for identical predictions; pa_v = 1 for
 --   identical predictions and NULL when they differ and either predicts one class.

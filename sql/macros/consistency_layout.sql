@@ -1,4 +1,4 @@
--- consistency_layout(source): which rows are replicates of which stratum (METRICS.md §7); the
+-- consistency_layout(source): which rows are replicates of which stratum (docs/consistency.md); the
 --   first step of every consistency macro.
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × seed × repeat
 --   × axis, for the axes on which the draw's stratum has τ >= 2 replicates.

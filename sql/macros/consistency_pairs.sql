@@ -1,5 +1,5 @@
 -- consistency_pairs(source): the error Gram entries, prediction agreement and metrics of every
---   replicate pair (METRICS.md §7).
+--   replicate pair (docs/consistency.md).
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × axis × stratum
 --   × replicate pair (replicate_i < replicate_j). Ordered by cell, axis, stratum, pair.
 -- Columns: the cell key, axis, stratum, replicate_i, replicate_j (the seeds or repeats

@@ -1,5 +1,5 @@
 -- consistency_samples(source): samplewise consistency of every test sample, averaged over the
---   strata of its cell and axis (METRICS.md §7).
+--   strata of its cell and axis (docs/consistency.md).
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × axis × sample.
 --   Ordered by cell, axis, sample_id, nulls last.
 -- Columns: the cell key, axis, sample_id, y_clean, replicates (τ, the largest over strata),

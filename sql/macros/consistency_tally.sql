@@ -1,5 +1,5 @@
 -- consistency_tally(units, layout): per-sample counts over the replicates of a stratum, the
---   sufficient statistics of every closed form in METRICS.md §7.
+--   sufficient statistics of every closed form in docs/consistency.md.
 -- Grain: one row per stratum g × sample predicted by all τ replicates of g (others are left out).
 -- Columns: g, sample_id, y_clean (its smallest value over the replicates), replicates (τ),
 --   wrong (kₛ, replicates wrong), distinct_classes, agreeing_pairs (Σ_c C(n_sc, 2), n_sc the

@@ -1,5 +1,5 @@
 -- consistency_units(source, layout): every prediction row once per axis it is a replicate on
---   (METRICS.md §7).
+--   (docs/consistency.md).
 -- Grain: one row per prediction row × axis with τ >= 2.
 -- Columns: g (the stratum, see consistency_layout), replicate (its seed or repeat), sample_id,
 --   y_clean, y_pred, wrong (BOOLEAN, NOT correct).

@@ -1,4 +1,4 @@
--- discrimination(source, score): does the score separate right from wrong? (METRICS.md §4)
+-- discrimination(source, score): does the score separate right from wrong? (docs/metrics.md)
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label). Ordered by
 --   cell, nulls last.
 -- Columns: the cell key, score (the parameter), n (BIGINT: all rows), and (DOUBLE), with n₁

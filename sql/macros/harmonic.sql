@@ -1,4 +1,4 @@
--- harmonic: Hₙ = Σᵢ₌₁ⁿ 1/i (H₀ = 0), for AURC* (METRICS.md §5), to about 1e-16 relative.
+-- harmonic: Hₙ = Σᵢ₌₁ⁿ 1/i (H₀ = 0), for AURC* (docs/metrics.md), to about 1e-16 relative.
 -- Grain: scalar.
 -- Definition: H_{n+10} from the asymptotic series ψ(N + 1) = ln N + γ + 1/(2N) − Σₖ B₂ₖ/(2k N²ᵏ)
 --   (seven terms, Horner in x = 1/N²; error below 1e-17 for N >= 10), minus 1/(n+10) … 1/(n+1),

@@ -1,4 +1,4 @@
--- poisson_weight: the paired bootstrap's weight of a test sample in a replicate (METRICS.md §6).
+-- poisson_weight: the paired bootstrap's weight of a test sample in a replicate (docs/statistics.md).
 -- Grain: scalar.
 -- Inputs: k0 … k3, BIGINT keys of ``uniform``: (stream, seed, replicate, sample_id) with
 --         stream = relcol.metrics.stream_key('bootstrap:<study>') and seed the --seed offset.

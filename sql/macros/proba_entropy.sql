@@ -1,4 +1,4 @@
--- proba_entropy: −Σₖ pₖ ln pₖ of a probability vector, in nats, 0·ln 0 = 0 (METRICS.md §4).
+-- proba_entropy: −Σₖ pₖ ln pₖ of a probability vector, in nats, 0·ln 0 = 0 (docs/metrics.md).
 -- Grain: scalar. NULL for a NULL or empty vector.
 -- Inputs: proba, a list of probabilities (FLOAT[] in the long table, widened to DOUBLE).
 -- Parameters: none. The Polars twin is relcol.metrics.proba_entropy.

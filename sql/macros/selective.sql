@@ -1,4 +1,4 @@
--- selective(source, score, coverage, risk): selective-prediction summaries (METRICS.md §5).
+-- selective(source, score, coverage, risk): selective-prediction summaries (docs/metrics.md).
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label). Ordered by
 --   cell, nulls last.
 -- Columns: the cell key, score (the parameter), n (BIGINT: all rows), and (DOUBLE), over the

@@ -1,4 +1,4 @@
--- selective_curve(source, score): the risk–coverage curve (METRICS.md §5). Rows are accepted
+-- selective_curve(source, score): the risk–coverage curve (docs/metrics.md). Rows are accepted
 --   from the highest score down; rows with equal scores enter together, one point per level.
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × distinct score
 --   level; a cell with rows that have no score has no curve. Ordered by cell, then threshold

@@ -1,5 +1,5 @@
--- annotations: optional per-prediction extras of ingested prediction files (DESIGN.md §4,
---   METRICS.md §9), stored beside the long table rather than in it.
+-- annotations: optional per-prediction extras of ingested prediction files (docs/warehouse.md,
+--   docs/multilabel.md), stored beside the long table rather than in it.
 -- Grain: one row per prediction that had them, keyed like the long table (study, dataset,
 --   model, corruption, severity, seed, repeat, sample_id, label).
 -- Columns: agreement, the share of annotators agreeing with the prediction, in [0, 1] (a soft

@@ -1,4 +1,4 @@
--- consistency: samplewise consistency of every cell along each axis of variation (METRICS.md §7).
+-- consistency: samplewise consistency of every cell along each axis of variation (docs/consistency.md).
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × axis ('repeat':
 --   the corruption repeats of one seed are the replicates; 'seed': the training seeds of one
 --   repeat), where the axis has τ >= 2 replicates.

@@ -1,5 +1,5 @@
 -- consistency_samples: samplewise consistency of every test sample, per cell and axis
---   (METRICS.md §7): which samples flip, and how often.
+--   (docs/consistency.md): which samples flip, and how often.
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × axis × sample.
 -- Columns: the cell key, axis, sample_id, y_clean, replicates, strata, accuracy,
 --   consistently_correct, always_wrong, flipping, distinct_classes, prediction_entropy, ec_g,

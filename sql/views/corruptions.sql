@@ -1,4 +1,4 @@
--- corruptions: what each corruption draw actually did (METRICS.md §1).
+-- corruptions: what each corruption draw actually did (docs/study.md).
 -- Grain: one row per (study, dataset, corruption, severity, repeat).
 -- Columns: realised_rate is the share of eligible entries the operator hit (the quantity d
 --          sets); changed_share the share of entries whose value actually changed; params JSON.

@@ -1,5 +1,5 @@
 -- multilabel: multi-label calibration per label, micro- and macro-averaged, in both modes and
---   for both targets (METRICS.md §9).
+--   for both targets (docs/multilabel.md).
 -- Grain: one row per (study, dataset, model, corruption, severity) × mode × target × average,
 --   and per label for average = 'label'.
 -- Columns: the cell key (label is NULL on micro and macro rows), mode ('prediction_confidence'

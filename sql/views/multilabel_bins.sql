@@ -1,5 +1,5 @@
 -- multilabel_bins: the label × confidence-bin grid of multi-label calibration, in both modes
---   (METRICS.md §9): the data of the report's heatmap of accuracy − confidence.
+--   (docs/multilabel.md): the data of the report's heatmap of accuracy − confidence.
 -- Grain: one row per cell (study, dataset, model, corruption, severity, label) × mode × target ×
 --   non-empty equal-width bin.
 -- Columns: the cell key, mode, target, bin (BIGINT), bin_lower, bin_upper, n (BIGINT),

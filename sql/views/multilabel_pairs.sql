@@ -1,4 +1,4 @@
--- multilabel_pairs: every multi-label prediction in both calibration modes (METRICS.md §9),
+-- multilabel_pairs: every multi-label prediction in both calibration modes (docs/multilabel.md),
 --   the input of multilabel_bins and multilabel.
 -- Grain: one row per multi-label prediction (label IS NOT NULL) × mode × target.
 -- Columns: the long table's key, then

@@ -1,4 +1,4 @@
--- predictions: the long table (DESIGN.md §4), every committed ingest of the warehouse.
+-- predictions: the long table (docs/warehouse.md), every committed ingest of the warehouse.
 -- Grain: one row per (study, dataset, model, corruption, severity, seed, repeat, sample_id, label).
 -- Inputs: variable relcol_predictions, the list of committed Parquet parts (set by relcol; a
 --         zero-row schema file keeps it non-empty in an empty warehouse).

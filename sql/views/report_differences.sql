@@ -1,4 +1,4 @@
--- report_differences: the differences table of the statistical layer (METRICS.md §6) as materialised by the
+-- report_differences: the differences table of the statistical layer (docs/statistics.md) as materialised by the
 --            latest `relcol report` of each study.
 -- Grain: one row per cell × contrast ('clean' or 'model') × reference × metric.
 -- Inputs: variable relcol_report_differences (Parquet list set by relcol).

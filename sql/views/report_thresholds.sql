@@ -1,4 +1,4 @@
--- report_thresholds: the thresholds table of the statistical layer (METRICS.md §6) as materialised by the
+-- report_thresholds: the thresholds table of the statistical layer (docs/statistics.md) as materialised by the
 --            latest `relcol report` of each study.
 -- Grain: one row per curve (study, dataset, model, corruption, label).
 -- Inputs: variable relcol_report_thresholds (Parquet list set by relcol).
