@@ -136,3 +136,25 @@ def test_report_compares_with_the_first_listed_model_or_those_chosen(tmp_path):
     # checked before any work, also when no interval is asked for
     done = relcol("report", "--bootstrap", "0", "--compare", "svm", cwd=tmp_path)
     assert done.returncode == 2 and "compare names 'svm'" in done.stderr
+
+
+def test_corruption_errors_are_against_the_same_reference_as_the_differences(tmp_path):
+    import relcol
+
+    spec = tmp_path / "named.toml"
+    spec.write_text('baseline = "naive_bayes"\n' + TINY.read_text())
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest(spec, wh)
+    card = relcol.scorecard(wh)
+    assert set(card["baseline"]) == {"naive_bayes"}
+    tables = relcol.report_tables(wh, "tiny", bootstrap=0)
+    assert set(tables["scorecard"]["baseline"]) == {"naive_bayes"}
+    errors = tables["corruption_error"].filter(pl.col("ce").is_not_null())
+    own = errors.filter(pl.col("model") == "naive_bayes")
+    # a model's error over its own error is 1; every other model's is not
+    assert not own.is_empty() and own["ce"].to_list() == [1.0] * own.height
+    assert (errors.filter(pl.col("model") != "naive_bayes")["ce"] != 1.0).all()
+    # without the key: the first model the spec lists, as for the differences
+    plain = relcol.open_warehouse(tmp_path / "plain")
+    relcol.ingest(TINY, plain)
+    assert set(relcol.scorecard(plain)["baseline"]) == {"logistic_regression"}

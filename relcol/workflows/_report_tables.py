@@ -42,6 +42,7 @@ from relcol.workflows._studies import (
     consistency_table,
     scorecard_options,
     study_baseline,
+    study_reference,
 )
 
 
@@ -184,11 +185,14 @@ def _consistency_tables(
     card: dict[str, object],
 ) -> dict[str, pl.DataFrame]:
     """``consistency`` (when some cell has replicates), ``scorecard`` (with the settings
-    ``card``) and ``corruption_error``."""
+    ``card``) and ``corruption_error``, both against the study's reference model."""
     table = consistency_table(wh.predictions(study), cells)
     tables = {"consistency": table} if not table.is_empty() else {}
-    tables["scorecard"] = scorecard_table(calibration, wh.predictions(study), **card)
-    tables["corruption_error"] = corruption_error(calibration)
+    reference = study_reference(wh, study)
+    tables["scorecard"] = scorecard_table(
+        calibration, wh.predictions(study), baseline=reference, **card
+    )
+    tables["corruption_error"] = corruption_error(calibration, baseline=reference)
     return tables
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import polars as pl
 
 from relcol import metrics
+from relcol.analysis import model_references
 from relcol.analysis import scorecard as scorecard_table
 from relcol.checks import check_int
 from relcol.metrics import by_chunks
@@ -111,7 +112,7 @@ def scorecard(
     warehouse: Warehouse | str | os.PathLike[str] | None = None,
     *,
     study: str | None = None,
-    baseline: str = "logistic_regression",
+    baseline: str | None = None,
     weights: dict[str, float] | None = None,
     bins: int = 15,
     noise: str | None = None,
@@ -121,7 +122,8 @@ def scorecard(
     """The robustness scorecard (docs/consistency.md) of one study: one row per dataset × model.
 
     ``weights`` maps ``stability``, ``resilience`` and ``reliability`` to their weights in
-    the composite (default 0.4/0.3/0.3); corruption errors are against ``baseline``.
+    the composite (default 0.4/0.3/0.3); corruption errors are against ``baseline``
+    (default: the study's reference model, ``study_reference``).
     Stability is measured under corruption ``noise`` at severity ``stability_at``,
     resilience at ``resilience_at``; each left as None comes from the study spec's
     ``[scorecard]`` table, else the defaults ``gaussian_noise``, 0.05 and 0.1.
@@ -131,7 +133,7 @@ def scorecard(
     return scorecard_table(
         calibration(wh, study=study, bins=bins),
         wh.predictions(study),
-        baseline=baseline,
+        baseline=baseline if baseline is not None else study_reference(wh, study),
         weights=weights,
         **scorecard_options(
             wh, study, noise=noise, stability_at=stability_at, resilience_at=resilience_at
@@ -156,6 +158,19 @@ def study_baseline(wh: Warehouse, study: str) -> str | None:
     if isinstance(models, list) and models and isinstance(models[0], dict):
         return str(models[0].get("id", models[0].get("name")))
     return None
+
+
+def study_reference(wh: Warehouse, study: str) -> str | None:
+    """The one model the study's models are compared with, by the model-vs-model
+    differences' default rule (``relcol.analysis.model_references``): ``study_baseline``, else
+    the first model by name; None for a study without models. The scorecard's corruption
+    errors are against it too."""
+    models = wh.sql("SELECT DISTINCT model FROM predictions WHERE study = ?", [study])
+    names = sorted(models["model"].drop_nulls())
+    if not names:
+        return None
+    references, _ = model_references(names, None, study_baseline(wh, study))
+    return references[0]
 
 
 def _stored_spec(wh: Warehouse, study: str) -> dict:
