@@ -391,12 +391,12 @@ def test_differences_are_paired():
     )
     # vs clean: the replicate differences of the cell and its clean cell
     row = table.filter(
-        (pl.col("contrast") == "clean") & (pl.col("model") == "b") & (pl.col("metric") == "ece")
+        (pl.col("contrast") == "clean") & (pl.col("model") == "b") & (pl.col("metric") == "gap")
     ).row(0, named=True)
     keys = result.cells.with_row_index("i")
     index = keys.filter((pl.col("model") == "b") & (pl.col("severity") == 0.3))["i"][0]
     clean = keys.filter((pl.col("model") == "b") & (pl.col("severity") == 0.0))["i"][0]
-    diff = result.values["ece"][index] - result.values["ece"][clean]
+    diff = result.values["gap"][index] - result.values["gap"][clean]
     assert row["difference_lo"] == pytest.approx(np.quantile(diff, 0.025), abs=1e-15)
     assert row["reference_severity"] == 0.0 and row["reference_model"] == "b"
     # each model pair both ways, mirrored

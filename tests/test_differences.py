@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 
 from relcol.analysis import bootstrap, paired_differences
-from relcol.analysis._bootstrap import model_references
+from relcol.analysis._bootstrap import NO_INTERVAL, model_references
 from relcol.errors import ParameterError, SpecError
 from relcol.study import parse_study
 from tests.conftest import TINY
@@ -158,3 +158,20 @@ def test_corruption_errors_are_against_the_same_reference_as_the_differences(tmp
     plain = relcol.open_warehouse(tmp_path / "plain")
     relcol.ingest(TINY, plain)
     assert set(relcol.scorecard(plain)["baseline"]) == {"logistic_regression"}
+
+
+def test_a_metric_without_an_interval_gets_no_difference_interval_or_test(layer):
+    result, points = layer
+    table = paired_differences(result, points)
+    for metric, rows in table.group_by("metric"):
+        (name,) = metric
+        filled = rows.select("difference_lo", "difference_hi", "p_value", "q_value").null_count()
+        if name in NO_INTERVAL:
+            assert filled.row(0) == (rows.height,) * 4, name
+        else:
+            assert filled.row(0) == (0,) * 4, name
+        # the point difference is kept either way: the cell's value minus its reference's
+        np.testing.assert_allclose(
+            rows["difference"], rows["value"] - rows["reference_value"], equal_nan=True
+        )
+    assert set(table["metric"]) & set(NO_INTERVAL) and set(table["metric"]) - set(NO_INTERVAL)

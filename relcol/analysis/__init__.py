@@ -45,6 +45,12 @@ from relcol.analysis._coverage import (
     simulate_studies,
 )
 from relcol.analysis._degradation import degradation_summary, worst_gaps
+from relcol.analysis._difference_coverage import (
+    DIFFERENCE_LAWS,
+    DifferenceCoverage,
+    difference_coverage_study,
+    simulate_pairs,
+)
 from relcol.analysis._frames import CELL_KEYS, group_keys, require_columns, sort_by_appearance
 from relcol.analysis._headline import GRID_COLUMNS, WORST_FIRST, break_grid, verdicts
 from relcol.analysis._monitoring import (
@@ -116,6 +122,7 @@ __all__ = [
     "CELL",
     "CELL_KEYS",
     "DEGRADING",
+    "DIFFERENCE_LAWS",
     "GRID_COLUMNS",
     "INTERVAL_METRICS",
     "LAWS",
@@ -133,6 +140,7 @@ __all__ = [
     "SUMMARY_TABLES",
     "WORST_FIRST",
     "CoverageResult",
+    "DifferenceCoverage",
     "Law",
     "MonitorResult",
     "MonitorRules",
@@ -155,6 +163,7 @@ __all__ = [
     "corruption_error",
     "coverage_study",
     "degradation_summary",
+    "difference_coverage_study",
     "figure_tables",
     "fit_map",
     "gap_coverage",
@@ -193,6 +202,7 @@ __all__ = [
     "simulate_curves",
     "simulate_monitoring",
     "simulate_multilabel",
+    "simulate_pairs",
     "simulate_studies",
     "soft_agreement",
     "sort_by_appearance",

@@ -1390,10 +1390,14 @@ def paired_differences(
     ``difference`` is the difference of the point estimates in ``points`` (one row per
     cell, the metric columns; ``ece_excess`` from ``ece_null``), ``difference_lo`` /
     ``difference_hi`` the percentile interval of the replicate differences, each
-    replicate using the same weights on both cells. ``p_value`` is the two-sided bootstrap
-    p-value of no difference and ``q_value`` its Benjamini–Hochberg adjustment within the
-    family of one study × contrast × metric (a model pair counted once, not both ways):
-    calling the rows with q ≤ α different keeps the expected share of false calls at α.
+    replicate giving a sample the same weight in both cells: paired on the samples the two
+    cells share, unpaired (independent weights) for cells on disjoint samples. ``p_value``
+    is the two-sided bootstrap p-value of no difference and ``q_value`` its
+    Benjamini–Hochberg adjustment within the family of one study × contrast × metric (a
+    model pair counted once, not both ways): calling the rows with q ≤ α different keeps
+    the expected share of false calls at α. A metric that prints no interval of its own
+    (``NO_INTERVAL``) gets neither an interval nor a test here: the difference of two binned
+    estimates carries both their biases (``difference_coverage_study`` measures it).
     """
     keys = list(replicates.keys)
     cells = replicates.cells.with_row_index("index")
@@ -1453,14 +1457,16 @@ def paired_differences(
         backward = contrast["backward"].to_numpy()
         study = joined["study"].to_numpy()[index]
         for name in names:
-            values = available[name]
-            replicate = values[index] - values[reference]
-            lo, hi = percentile_interval(replicate, alpha)
-            p = bootstrap_p_values(replicate)
-            q = np.full(len(p), np.nan)
-            for one in np.unique(study):
-                family = study == one
-                q[family] = benjamini_hochberg(p[family])
+            lo = hi = p = q = np.full(len(index), np.nan)
+            if name not in NO_INTERVAL:  # a metric without an interval gets no test either
+                values = available[name]
+                replicate = values[index] - values[reference]
+                lo, hi = percentile_interval(replicate, alpha)
+                p = bootstrap_p_values(replicate)
+                q = np.full(len(p), np.nan)
+                for one in np.unique(study):
+                    family = study == one
+                    q[family] = benjamini_hochberg(p[family])
             point = joined[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
             # B − A: the quantiles of the negated replicates
             for keep, i, r, low, high in (

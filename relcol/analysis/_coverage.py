@@ -240,21 +240,30 @@ def simulate_studies(
     rng = np.random.default_rng(seed)
     c = law.confidence(rng, (studies, n))
     right = rng.random((studies, n)) < law.outcome(c)
+    return law_rows(prefix, c, right, law.classes)
+
+
+def law_rows(
+    prefix: str, c: np.ndarray, right: np.ndarray, classes: int, *, model: str = "law", first: int = 0
+) -> pl.DataFrame:
+    """Long-table rows of simulated studies from their confidences ``c`` and outcomes
+    ``right`` (studies × n arrays), as ``simulate_studies`` describes; ``model`` names the
+    model and the sample_ids run from ``first``."""
+    studies, n = c.shape
     total = studies * n
-    k = law.classes
-    proba = np.repeat(((1 - c) / (k - 1)).reshape(-1, 1), k, axis=1)
+    proba = np.repeat(((1 - c) / (classes - 1)).reshape(-1, 1), classes, axis=1)
     proba[:, 0] = c.ravel()
     return pl.DataFrame(
         {
             **_study_columns(prefix, studies, n),
-            "sample_id": np.tile(np.arange(n, dtype=np.int64), studies),
+            "sample_id": np.tile(np.arange(first, first + n, dtype=np.int64), studies),
             "label": pl.Series([None] * total, dtype=pl.Int32),
             "confidence": c.ravel(),
             "correct": right.ravel(),
             "y_true": np.where(right.ravel(), 0, 1).astype(np.int32),
             "proba": pl.Series(proba).cast(pl.List(pl.Float64)),
         }
-    )
+    ).with_columns(model=pl.lit(model))
 
 
 def _study_columns(prefix: str, studies: int, rows: int) -> dict[str, object]:
@@ -270,6 +279,11 @@ def _study_columns(prefix: str, studies: int, rows: int) -> dict[str, object]:
         "seed": np.zeros(total, dtype=np.int32),
         "repeat": np.zeros(total, dtype=np.int32),
     }
+
+
+def monte_carlo_error(share: float, studies: int) -> float:
+    """The Monte Carlo standard error √(p(1 − p)/studies) of a share p of ``studies``."""
+    return float(np.sqrt(share * (1 - share) / studies))
 
 
 @dataclass(frozen=True)
@@ -309,8 +323,7 @@ class CoverageResult:
 
     def standard_error(self, metric: str) -> float:
         """Monte Carlo standard error of a realised coverage."""
-        p = self.coverage[metric]
-        return float(np.sqrt(p * (1 - p) / self.studies))
+        return monte_carlo_error(self.coverage[metric], self.studies)
 
     def bin_coverage(self, binning: str = "width", low: int = MIN_BIN_SAMPLES) -> dict[str, float]:
         """Coverage of the per-bin accuracy intervals over the bins with ≥ ``low`` rows:
@@ -350,16 +363,7 @@ def coverage_study(
     """
     law = LAWS[law] if isinstance(law, str) else law
     rows = simulate_studies(studies, n, law=law, seed=seed)
-    # one row per sample and cell (one seed, one repeat): every row is its own event
-    tables = metric_tables(rows, CELL, bins=bins, draws=100, events=())
-    names = ("calibration", "calibration_bins", "discrimination", "selective")
-    frames = dict(zip(names, pl.collect_all([tables[name] for name in names]), strict=True))
-    points = frames["calibration"]
-    for name in ("discrimination", "selective"):
-        extra = [c for c in frames[name].columns if c not in points.columns]
-        points = points.join(
-            frames[name].select(*CELL, *extra), on=list(CELL), how="left", nulls_equal=True
-        )
+    frames, points = point_estimates(rows, bins)
     result = bootstrap(rows, replicates=replicates, bins=bins, cells=points.select(*CELL, "n"))
     order = result.cells.join(
         points, on=list(CELL), how="left", nulls_equal=True, maintain_order="left"
@@ -399,6 +403,22 @@ def coverage_study(
         table=pl.DataFrame(columns),
         bin_table=_bin_table(result, frames["calibration_bins"], law, alpha),
     )
+
+
+def point_estimates(rows: pl.DataFrame, bins: int) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
+    """The report's metric tables of simulated ``rows`` and one row per cell with every
+    metric (calibration, discrimination and selective joined)."""
+    # one row per sample and cell (one seed, one repeat): every row is its own event
+    tables = metric_tables(rows, CELL, bins=bins, draws=100, events=())
+    names = ("calibration", "calibration_bins", "discrimination", "selective")
+    frames = dict(zip(names, pl.collect_all([tables[name] for name in names]), strict=True))
+    points = frames["calibration"]
+    for name in ("discrimination", "selective"):
+        extra = [c for c in frames[name].columns if c not in points.columns]
+        points = points.join(
+            frames[name].select(*CELL, *extra), on=list(CELL), how="left", nulls_equal=True
+        )
+    return frames, points
 
 
 def _bin_table(result, bins_table: pl.DataFrame, law: Law, alpha: float) -> pl.DataFrame:
@@ -523,8 +543,7 @@ class MultilabelCoverage:
 
     def standard_error(self, key: tuple[str, str, str]) -> float:
         """Monte Carlo standard error of a realised coverage."""
-        p = self.coverage[key]
-        return float(np.sqrt(p * (1 - p) / self.studies))
+        return monte_carlo_error(self.coverage[key], self.studies)
 
 
 def multilabel_coverage_study(
