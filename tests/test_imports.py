@@ -289,5 +289,10 @@ def test_the_wheel_lists_every_package():
 
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     folders = {module_name(path.parent / "__init__.py") for path in SOURCES.values()}
-    assert set(setuptools["packages"]) == folders | {"relcol.sql"}  # sql/: the views' files
+    # sql/, sql/views/, sql/macros/: the views' and macros' files
+    assert set(setuptools["packages"]) == folders | {
+        "relcol.sql",
+        "relcol.sql.views",
+        "relcol.sql.macros",
+    }
     assert setuptools["package-dir"]["relcol.sql"] == "sql"
