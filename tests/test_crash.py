@@ -158,11 +158,20 @@ def test_ctrl_c_during_a_portable_ingest_stops_its_child_and_leaves_nothing(tmp_
         text=True,
         start_new_session=True,
     )
-    time.sleep(6)  # the built-in study takes far longer than this
+    _wait_until_writing(tmp_path / "wh")  # the built-in study takes far longer than this
     os.killpg(ingest.pid, signal.SIGINT)
     _, err = ingest.communicate(timeout=120)
     assert ingest.returncode == 130 and err.strip().endswith("relcol: aborted")
     assert not (tmp_path / "wh").exists()  # the warehouse this ingest created is gone again
+
+
+def _wait_until_writing(warehouse: Path, timeout: float = 120) -> None:
+    """Until the ingest writes (its staging folder holds a run): the child has started and
+    handles signals. A fixed sleep is too short when the machine is loaded."""
+    deadline = time.monotonic() + timeout
+    while not any((warehouse / "_staging").glob("*")):
+        assert time.monotonic() < deadline, f"no ingest wrote into {warehouse} in {timeout} s"
+        time.sleep(0.1)
 
 
 def _processes_mentioning(text: str) -> list[int]:
@@ -189,7 +198,7 @@ def test_sigterm_to_a_portable_ingest_is_passed_to_its_child(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(6)
+    _wait_until_writing(warehouse)
     assert len(_processes_mentioning(str(warehouse))) == 2  # the parent and its child
     ingest.send_signal(signal.SIGTERM)  # the parent only, as `kill PID` does
     ingest.communicate(timeout=120)
