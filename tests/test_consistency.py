@@ -641,3 +641,14 @@ def test_the_tiny_study_in_the_warehouse(tiny_warehouse):
     assert polars.group_by("axis").len().sort("axis")["len"].to_list() == [72, 72]
     clean = polars.filter((pl.col("axis") == "repeat") & (pl.col("severity") == 0))
     assert (clean["pa"] == 1.0).all() and (clean["ec_l"] == 1.0).all()
+
+
+def test_the_chunked_table_equals_one_pass(rows, monkeypatch):
+    from relcol.metrics import chunk_spans
+    from relcol.workflows import _studies
+
+    whole = consistency(rows.lazy(), CELL).collect().sort([*CELL, "axis"], nulls_last=True)
+    monkeypatch.setattr(_studies, "CONSISTENCY_CHUNK_ROWS", 60)  # a few cells per chunk
+    chunks = chunk_spans(_studies.cells_of(rows.lazy())["n"].to_list(), 60)
+    assert len(list(chunks)) >= 5
+    assert_frame_equal(_studies.consistency_table(rows.lazy()), whole)
