@@ -511,13 +511,10 @@ def error_text(ece: float | None, mce: float | None) -> str:
 
 
 def _cell_errors(bins: pl.DataFrame) -> dict[tuple, tuple[float, float]]:
-    """ECE and MCE by (model, corruption, severity) from the bins drawn."""
-    from relcol.analysis import bin_errors
-
-    errors = bin_errors(bins)
+    """ECE and MCE by (model, corruption, severity): the bins' ``cell_ece``, ``cell_mce``."""
     return {
-        (r["model"], r["corruption"], r["severity"]): (r["ece"], r["mce"])
-        for r in errors.iter_rows(named=True)
+        (r["model"], r["corruption"], r["severity"]): (r["cell_ece"], r["cell_mce"])
+        for r in bins.iter_rows(named=True)
     }
 
 
@@ -536,7 +533,8 @@ def reliability_figure(
     bins
         One dataset's single-label rows of the ``reliability`` table (one binning): cell
         keys, ``stage``, ``bin``, ``bin_lower``, ``bin_upper``, ``share``,
-        ``mean_confidence``, ``accuracy``, ``accuracy_lo``, ``accuracy_hi``, ``n``.
+        ``mean_confidence``, ``accuracy``, ``accuracy_lo``, ``accuracy_hi``, ``n``,
+        ``cell_ece``, ``cell_mce``.
     edges
         The number of equal-width bins M (the grey bars' edges are m/M).
     title, styles
@@ -821,13 +819,11 @@ def risk_coverage_panel(
 ) -> None:
     """Draw one cell's risk–coverage curve on ``ax``, and its oracle curve (dotted).
 
-    ``curve``: rows of the ``risk_coverage`` table of one cell (``coverage``, ``risk``),
-    ending at coverage 1. The oracle is the best curve the cell's errors allow
-    (:func:`relcol.analysis._bins.oracle_risk`, from the risk at full coverage): the gap
-    between the two is what the model's ranking of right and wrong predictions loses.
+    ``curve``: rows of the ``risk_coverage`` table of one cell (``coverage``, ``risk`` and,
+    with ``oracle``, ``oracle_risk``), ending at coverage 1. The oracle is the best curve
+    the cell's errors allow (the table's ``oracle_risk``, from the risk at full coverage):
+    the gap between the two is what the model's ranking of right and wrong predictions loses.
     """
-    from relcol.analysis import oracle_risk
-
     curve = curve.sort("coverage")
     if curve.is_empty():
         return
@@ -835,8 +831,7 @@ def risk_coverage_panel(
     ax.plot(x, _values(curve, "risk"), lw=1.4, markevery=max(1, len(x) // 5), ms=3,
             label=label, **style)  # fmt: skip
     if oracle:
-        best = curve.select(oracle_risk("coverage", pl.col("risk").last()))
-        ax.plot(x, _values(best, "oracle_risk"), color=style["color"], lw=0.9, ls=":")
+        ax.plot(x, _values(curve, "oracle_risk"), color=style["color"], lw=0.9, ls=":")
 
 
 def risk_coverage_figure(

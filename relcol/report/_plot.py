@@ -90,24 +90,20 @@ def reliability_diagram(
         share of rows, whiskers the 95 % Wilson interval (rows as draws) or the table's
         interval; grey bars are the share of rows per bin when there is one series.
     """
-    from relcol.analysis import bin_errors, reliability_bins
-    from relcol.metrics import calibration_bins
     from relcol.report import _figures as draw
-
-    def compute(cells: pl.DataFrame) -> pl.DataFrame:
-        return reliability_bins(calibration_bins(cells, list(_KEYS), bins=edges).collect())
 
     frame = _frame(data)
     if "binning" in frame.columns:
         frame = frame.filter(pl.col("binning") == check_choice("binning", binning, ("width", "mass")))
-    edges = check_bins(bins)
-    table, given = _table(frame, by, {"bin", "accuracy", "share"}, compute, confidence, correct)
-    edges = _edges(table) if given else edges
+    table, edges = _binned(
+        frame, by, bins, "reliability", {"bin", "accuracy", "share"}, confidence, correct
+    )
+    _require(table, ("cell_ece", "cell_mce"), "reliability")
     solid = (
         draw.SOLID_BIN_SAMPLES if min_samples is None else check_int("min_samples", min_samples)
     )
     names, styles = _names(table)
-    errors = {r[_SERIES]: (r["ece"], r["mce"]) for r in bin_errors(table).iter_rows(named=True)}
+    errors = {r[_SERIES]: (r["cell_ece"], r["cell_mce"]) for r in table.iter_rows(named=True)}
     ax, handles = _axes(ax), []
     with _style():
         draw._unit_square(ax)
@@ -196,6 +192,8 @@ def risk_coverage(
         return on_grid(selective_curve(cells, list(_KEYS)), points=100).collect()
 
     table, _ = _table(_frame(data), by, {"coverage", "risk"}, compute, confidence, correct)
+    if oracle:
+        _require(table, ("oracle_risk",), "risk_coverage")
     if "score" in table.columns and table.get_column("score").n_unique() > 1:
         scores = ", ".join(table.get_column("score").unique().sort())
         raise ParameterError(
@@ -244,18 +242,12 @@ def confidence_by_correctness(
         half: wrong predictions' (grey), each scaled to its own peak; bars across mark each
         half's median bin.
     """
-    from relcol.analysis import confidence_histograms
-    from relcol.metrics import calibration_bins
     from relcol.report import _figures as draw
 
-    def compute(cells: pl.DataFrame) -> pl.DataFrame:
-        return confidence_histograms(calibration_bins(cells, list(_KEYS), bins=edges).collect())
-
-    edges = check_bins(bins)
-    table, given = _table(
-        _frame(data), by, {"bin", "correct", "share"}, compute, confidence, correct
-    )
-    edges = _edges(table) if given else edges
+    table, edges = _binned(
+        _frame(data), by, bins, "confidence_histogram", {"bin", "correct", "share"},
+        confidence, correct,
+    )  # fmt: skip
     names, styles = _names(table)
     ax = _axes(ax)
     with _style():
@@ -395,6 +387,31 @@ def _table(
         return _series(frame, by), True
     cells = _prediction_cells(frame, by, confidence, correct)
     return _in_order(compute(cells), cells), False
+
+
+def _binned(
+    frame: pl.DataFrame,
+    by: str | Sequence[str] | None,
+    bins: object,
+    name: str,
+    columns: set[str],
+    confidence: str,
+    correct: str,
+) -> tuple[pl.DataFrame, int | None]:
+    """The report's figure table ``name`` (``relcol.analysis.figure_tables`` of the series'
+    ``bins`` equal-width calibration bins, or ``frame`` itself when it is that table) and
+    its number of equal-width bins M (None for equal-mass bins)."""
+    from relcol.analysis import figure_tables
+    from relcol.metrics import calibration_bins
+
+    edges = check_bins(bins)
+
+    def compute(cells: pl.DataFrame) -> pl.DataFrame:
+        binned = calibration_bins(cells, list(_KEYS), bins=edges).collect()
+        return figure_tables({"calibration_bins": binned})[name]
+
+    table, given = _table(frame, by, columns, compute, confidence, correct)
+    return table, _edges(table) if given else edges
 
 
 def _names(table: pl.DataFrame) -> tuple[list[str], dict[str, dict[str, object]]]:
