@@ -417,6 +417,34 @@ def _row_label(ax: Axes, model: str, style: Mapping[str, Any]) -> None:
     ax.set_ylabel(_plain(model), color=style["color"], fontweight="bold")
 
 
+def _model_grid(rows: pl.DataFrame, styles: Styles | None, *, height: float, top: float):
+    """A figure of a row of panels per model and a column per stage (clean, then each
+    corruption's worst severity), drawn under the caller's rc context: the figure, its axes
+    and, per panel, (ax, its rows, model, column, style)."""
+    models, columns = _grid_rows(rows)
+    styles = _complete_styles(styles, models)
+    fig, axes = _figure(
+        len(models), len(columns), panel=(1.45, height), left=0.9, top=top, bottom=0.95,
+        wspace=0.12, hspace=0.18, sharey=True,
+    )  # fmt: skip
+    panels = [
+        (axes[i, j], _panel_rows(rows, model, column), model, column, styles[model])
+        for i, model in enumerate(models)
+        for j, column in enumerate(columns)
+    ]
+    return fig, axes, panels
+
+
+def _label_grid(axes, panels) -> None:
+    """Stage titles over the first row of a ``_model_grid``, model names left of its first
+    column."""
+    for ax, _, model, column, style in panels:
+        if ax is axes[0, ax.get_subplotspec().colspan.start]:
+            ax.set_title(_column_title(*column))
+        if ax is axes[ax.get_subplotspec().rowspan.start, 0]:
+            _row_label(ax, model, style)
+
+
 #: A bin with fewer samples than this is drawn faint and hollow, without its interval and
 #: not joined to its neighbours: at n < 10 a 95 % Wilson interval around 0.5 spans more
 #: than half the axis, and a line through such bins draws the eye to noise.
@@ -550,31 +578,19 @@ def reliability_figure(
     """
     from matplotlib import rc_context
 
-    models, columns = _grid_rows(bins)
-    styles = _complete_styles(styles, models)
     errors = _cell_errors(bins)
     with rc_context(_RC | {"axes.grid": False}):
-        fig, axes = _figure(
-            len(models), len(columns), panel=(1.45, 1.45), left=0.9, top=0.75, bottom=0.95,
-            wspace=0.12, hspace=0.18, sharey=True,
-        )  # fmt: skip
-        for i, model in enumerate(models):
-            style = styles[model]
-            for j, column in enumerate(columns):
-                ax = axes[i, j]
-                part = _panel_rows(bins, model, column)
-                _unit_square(ax)
-                reliability_panel(ax, part, style, edges=edges, min_samples=min_samples)
-                if not part.is_empty():
-                    total = int(part.get_column("n").sum())
-                    ece, mce = errors.get((model, column[1], column[2]), (None, None))
-                    ax.text(0.02, 0.98, f"n = {total:,}\n{error_text(ece, mce)}",
-                            transform=ax.transAxes, va="top", fontsize=6.5, color=INK,
-                            linespacing=1.15)  # fmt: skip
-                if i == 0:
-                    ax.set_title(_column_title(*column))
-                if j == 0:
-                    _row_label(ax, model, style)
+        fig, axes, panels = _model_grid(bins, styles, height=1.45, top=0.75)
+        for ax, part, model, column, style in panels:
+            _unit_square(ax)
+            reliability_panel(ax, part, style, edges=edges, min_samples=min_samples)
+            if not part.is_empty():
+                total = int(part.get_column("n").sum())
+                ece, mce = errors.get((model, column[1], column[2]), (None, None))
+                ax.text(0.02, 0.98, f"n = {total:,}\n{error_text(ece, mce)}",
+                        transform=ax.transAxes, va="top", fontsize=6.5, color=INK,
+                        linespacing=1.15)  # fmt: skip
+        _label_grid(axes, panels)
         _legend(fig, _key_handles(min_samples), ncols=4)
         _axis_labels(fig, axes, x="confidence (mean in bin)", y="accuracy in bin")
         fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
@@ -638,33 +654,21 @@ def confidence_figure(
     import numpy as np
     from matplotlib import rc_context
 
-    models, columns = _grid_rows(histograms)
-    styles = _complete_styles(styles, models)
     grid = np.linspace(0.0, 1.0, edges + 1)
     with rc_context(_RC | {"axes.grid": False}):
-        fig, axes = _figure(
-            len(models), len(columns), panel=(1.45, 1.0), left=0.9, top=0.9, bottom=0.95,
-            wspace=0.12, hspace=0.18, sharey=True,
-        )  # fmt: skip
-        for i, model in enumerate(models):
-            style = styles[model]
-            for j, column in enumerate(columns):
-                ax = axes[i, j]
-                part = _panel_rows(histograms, model, column)
-                for correct in (True, False):
-                    share = _outcome_shares(part, correct, edges)
-                    if correct:
-                        ax.stairs(share, grid, fill=True, color=style["color"], alpha=0.45, lw=0)
-                    else:
-                        ax.stairs(share, grid, color=INK, lw=1.0)
-                value = (auroc or {}).get((model, column[1], column[2]))
-                if value is not None:
-                    ax.text(0.04, 0.95, f"AUROC {value:.2f}", transform=ax.transAxes, va="top",
-                            fontsize=7, color=INK)  # fmt: skip
-                if i == 0:
-                    ax.set_title(_column_title(*column))
-                if j == 0:
-                    _row_label(ax, model, style)
+        fig, axes, panels = _model_grid(histograms, styles, height=1.0, top=0.9)
+        for ax, part, model, column, style in panels:
+            for correct in (True, False):
+                share = _outcome_shares(part, correct, edges)
+                if correct:
+                    ax.stairs(share, grid, fill=True, color=style["color"], alpha=0.45, lw=0)
+                else:
+                    ax.stairs(share, grid, color=INK, lw=1.0)
+            value = (auroc or {}).get((model, column[1], column[2]))
+            if value is not None:
+                ax.text(0.04, 0.95, f"AUROC {value:.2f}", transform=ax.transAxes, va="top",
+                        fontsize=7, color=INK)  # fmt: skip
+        _label_grid(axes, panels)
         axes[0, 0].set_xlim(0, 1)
         axes[0, 0].set_ylim(bottom=0)
         for ax in axes.flat:

@@ -102,9 +102,9 @@ def reliability_diagram(
     solid = (
         draw.SOLID_BIN_SAMPLES if min_samples is None else check_int("min_samples", min_samples)
     )
-    names, styles = _names(table)
+    names, styles, ax = _canvas(table, ax)
     errors = {r[_SERIES]: (r["cell_ece"], r["cell_mce"]) for r in table.iter_rows(named=True)}
-    ax, handles = _axes(ax), []
+    handles = []
     with _style():
         draw._unit_square(ax)
         for name in names:
@@ -152,8 +152,7 @@ def degradation_curve(
     frame = _frame(calibration)
     _require(frame, ("severity", metric, x), "calibration")
     table = _series(frame, by, within="severity")
-    names, styles = _names(table)
-    ax = _axes(ax)
+    names, styles, ax = _canvas(table, ax)
     with _style():
         if metric == "gap":
             ax.axhline(0.0, color=draw.GREY, lw=0.8, zorder=1)
@@ -199,8 +198,7 @@ def risk_coverage(
         raise ParameterError(
             f"risk_coverage: the table holds several scores ({scores}); filter one"
         )
-    names, styles = _names(table)
-    ax = _axes(ax)
+    names, styles, ax = _canvas(table, ax)
     with _style():
         for name in names:
             part = table.filter(pl.col(_SERIES) == name)
@@ -248,8 +246,7 @@ def confidence_by_correctness(
         _frame(data), by, bins, "confidence_histogram", {"bin", "correct", "share"},
         confidence, correct,
     )  # fmt: skip
-    names, styles = _names(table)
-    ax = _axes(ax)
+    names, styles, ax = _canvas(table, ax)
     with _style():
         draw.correctness_panel(ax, table, names, styles, edges=edges, key=_SERIES)
         ax.set_ylabel("confidence")
@@ -414,12 +411,15 @@ def _binned(
     return table, _edges(table) if given else edges
 
 
-def _names(table: pl.DataFrame) -> tuple[list[str], dict[str, dict[str, object]]]:
-    """The series in order of first appearance, and a style for each."""
+def _canvas(
+    table: pl.DataFrame, ax: Axes | None
+) -> tuple[list[str], dict[str, dict[str, object]], Axes]:
+    """The series in order of first appearance, a style for each, and the axes to draw on
+    (``ax``, or a new figure's)."""
     from relcol.report._figures import model_styles
 
     names = table.get_column(_SERIES).unique(maintain_order=True).to_list()
-    return names, model_styles(names)
+    return names, model_styles(names), _axes(ax)
 
 
 def _in_order(table: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:
