@@ -213,3 +213,58 @@ def test_curves_against_the_realised_rate():
     assert got["mnar"]["max_deviation"] == pytest.approx(0.3) and got["mnar"]["diverges"]
     assert got["mcar"]["rho_realised"] == got["mcar"]["rho_nominal"] == pytest.approx(-1.0)
     assert not got["mcar"]["diverges"]
+
+
+def test_reliability_rows_carry_their_cells_bin_ece_and_mce_by_hand():
+    """Two cells, two bins each: ECE = Σ (nₘ/n)·|accₘ − confₘ|, MCE = max |accₘ − confₘ|,
+    per cell and binning, on every row of the cell."""
+    from relcol.analysis import reliability_bins
+
+    bins = pl.DataFrame({
+        "study": "s", "dataset": "d", "model": ["a", "a", "b", "b"], "corruption": "mcar",
+        "severity": 0.0, "label": None, "binning": "width", "bin": [0, 1, 0, 1],
+        "bin_lower": [0.0, 0.5, 0.0, 0.5], "bin_upper": [0.5, 1.0, 0.5, 1.0],
+        "n": [10, 30, 20, 20], "mean_confidence": [0.4, 0.9, 0.3, 0.8],
+        "accuracy": [0.5, 0.8, 0.3, 0.5],
+    }, schema_overrides={"label": pl.Int32})  # fmt: skip
+    out = reliability_bins(bins)
+    a = out.filter(pl.col("model") == "a")
+    b = out.filter(pl.col("model") == "b")
+    assert a.get_column("cell_ece").to_list() == pytest.approx([0.25 * 0.1 + 0.75 * 0.1] * 2)
+    assert a.get_column("cell_mce").to_list() == pytest.approx([0.1, 0.1])
+    assert b.get_column("cell_ece").to_list() == pytest.approx([0.5 * 0.0 + 0.5 * 0.3] * 2)
+    assert b.get_column("cell_mce").to_list() == pytest.approx([0.3, 0.3])
+
+
+def test_risk_coverage_carries_the_oracle_curve_of_its_cells_error_rate():
+    """oracle(κ) = max(κ − (1 − e), 0) / κ with e the risk at full coverage, per cell."""
+    import numpy as np
+
+    from relcol.analysis import risk_coverage
+
+    curve = pl.DataFrame({
+        "study": "s", "dataset": "d", "model": ["a"] * 3 + ["b"] * 2, "corruption": "mcar",
+        "severity": 0.0, "label": None, "score": "confidence",
+        "threshold": [0.9, 0.6, 0.3, 0.8, 0.2], "coverage": [0.25, 0.75, 1.0, 0.5, 1.0],
+        "risk": [0.0, 1 / 3, 0.5, 0.0, 0.1],
+    }, schema_overrides={"label": pl.Int32})  # fmt: skip
+    out = risk_coverage(curve, points=4).collect()
+    kappa = np.array([0.25, 0.5, 0.75, 1.0])
+    for model, error in (("a", 0.5), ("b", 0.1)):
+        got = out.filter(pl.col("model") == model).get_column("oracle_risk").to_numpy()
+        np.testing.assert_allclose(got, np.maximum(kappa - (1 - error), 0) / kappa, atol=1e-15)
+
+
+def test_summary_tables_with_missing_computes_only_what_is_missing():
+    from relcol.analysis import summary_tables
+
+    cal = pl.DataFrame({
+        "study": "s", "dataset": "d", "model": "m", "corruption": "mcar",
+        "severity": [0.0, 0.5], "accuracy": [0.75, 0.5],
+        "mean_confidence": [0.75, 0.875], "gap": [0.0, 0.375], "ece": [0.125, 0.375],
+    })  # fmt: skip
+    given = pl.DataFrame({"marker": [1]})
+    out = summary_tables({"calibration": cal, "degradation": given}, missing=True)
+    assert sorted(out) == ["worst_gaps"]
+    full = summary_tables({"calibration": cal, "degradation": given})
+    assert full["degradation"].select("accuracy_drop").item() == 0.25

@@ -259,14 +259,23 @@ def test_check_and_help_import_no_heavy_library(small_warehouse):
     assert "Commands:" in printed and loaded == set()
 
 
-#: What the report-tables step computes (``relcol.analysis.summary_tables``, called by
-#: ``relcol.report_tables``): the report draws these tables and imports none of them.
+#: What the report-tables step computes (``relcol.analysis.summary_tables`` and
+#: ``figure_tables``, called by ``relcol.report_tables``): the report draws these tables
+#: and imports none of them.
 COMPUTED_BEFORE_RENDERING = {
     "degradation_summary",
     "worst_gaps",
     "verdicts",
     "realised_rates",
     "realised_trends",
+    "break_grid",
+    "on_realised_axis",
+    "macro_rows",
+    "macro_tables",
+    "bin_errors",
+    "oracle_risk",
+    "reliability_bins",
+    "confidence_histograms",
 }
 #: The report's two entry points for a caller who gives only the metric tables
 #: (``write_report``, ``terminal_summary``): they complete the summaries once, before

@@ -376,7 +376,7 @@ def test_the_headline_grid_states_each_curves_break_by_hand():
         ("logistic_regression", "mcar", "clean"),
         ("logistic_regression", "label_noise", "holds"),  # a null clean test is no verdict
     ]
-    html = headline_grid(thresholds, CAL.filter(dataset="digits"))
+    html = headline_grid(grid, CAL.filter(dataset="digits"))
     # Rows and columns in the calibration table's order (the study's), not alphabetical.
     assert html.index(">logistic_regression<") < html.index(">lightgbm<")
     assert html.index(">mcar<") < html.index(">label_noise<")

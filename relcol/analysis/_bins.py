@@ -17,12 +17,13 @@ keeps the cell keys of docs/warehouse.md, so every figure can be redrawn from it
   ``risk_at_coverage``, docs/metrics.md), so a curve of 10⁴ points becomes K rows.
 - ``bin_errors`` and ``oracle_risk``: the ECE and MCE of each cell from its reliability
   bins, and the best risk–coverage curve a cell's errors allow; the figures print and draw
-  them.
+  them as the ``reliability`` table's ``cell_ece``/``cell_mce`` and the ``risk_coverage``
+  table's ``oracle_risk``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from statistics import NormalDist
 
 import polars as pl
@@ -79,8 +80,10 @@ def reliability_bins(
     polars.DataFrame
         The cell keys, ``stage``, ``binning``, ``bin``, ``bin_lower``, ``bin_upper``, ``n``,
         ``share`` (n / the cell's rows), ``mean_confidence``, ``accuracy``, ``accuracy_lo``,
-        ``accuracy_hi``, ``interval`` (``"bootstrap"`` or ``"wilson"``) and ``effective_n``
-        (the n the Wilson interval used; null for bootstrap intervals).
+        ``accuracy_hi``, ``interval`` (``"bootstrap"`` or ``"wilson"``), ``effective_n``
+        (the n the Wilson interval used; null for bootstrap intervals), and the cell's
+        ``cell_ece`` and ``cell_mce`` over its bins of that binning (:func:`bin_errors`,
+        the same on every row of the cell: the figures print them).
 
     Examples
     --------
@@ -121,6 +124,10 @@ def reliability_bins(
         frame = frame.with_columns(
             accuracy_lo=lo, accuracy_hi=hi, interval=pl.lit("wilson"), effective_n=effective
         )
+    errors = bin_errors(frame, by=("binning",)).rename({"ece": "cell_ece", "mce": "cell_mce"})
+    frame = frame.join(
+        errors, on=[*KEYS, "binning"], how="left", nulls_equal=True, maintain_order="left"
+    )
     return frame.select(
         *KEYS,
         "stage",
@@ -136,6 +143,8 @@ def reliability_bins(
         "accuracy_hi",
         "interval",
         "effective_n",
+        "cell_ece",
+        "cell_mce",
     )
 
 
@@ -213,8 +222,9 @@ def risk_coverage(
     -------
     polars.LazyFrame
         The cell keys, ``score``, ``coverage`` (the grid value κ), ``risk`` and
-        ``threshold`` of the curve point with the smallest coverage ≥ κ; K rows per cell,
-        sorted by cell and coverage.
+        ``threshold`` of the curve point with the smallest coverage ≥ κ, and
+        ``oracle_risk`` (:func:`oracle_risk` at κ from the cell's risk at full coverage, the
+        figures' dotted curve); K rows per cell, sorted by cell and coverage.
 
     Examples
     --------
@@ -246,19 +256,24 @@ def risk_coverage(
     )
     return (
         read.sort("__cell", "coverage")
-        .with_columns(pl.col("label").replace(_NO_LABEL, None))
-        .select(*keys, "coverage", "risk", "threshold")
+        .with_columns(
+            pl.col("label").replace(_NO_LABEL, None),
+            oracle_risk("coverage", pl.col("risk").last().over("__cell")),
+        )
+        .select(*keys, "coverage", "risk", "threshold", "oracle_risk")
     )
 
 
-def bin_errors(reliability: pl.DataFrame) -> pl.DataFrame:
+def bin_errors(reliability: pl.DataFrame, by: Sequence[str] = ()) -> pl.DataFrame:
     """ECE and MCE of every cell from its reliability bins (docs/metrics.md).
 
     Parameters
     ----------
     reliability
-        Rows of the ``reliability`` table (one binning): cell keys, ``n``,
-        ``mean_confidence``, ``accuracy``.
+        Rows of the ``reliability`` table: cell keys, ``n``, ``mean_confidence``,
+        ``accuracy``; one binning unless ``by`` names ``binning``.
+    by
+        Further columns that split a cell (``binning``).
 
     Returns
     -------
@@ -278,7 +293,7 @@ def bin_errors(reliability: pl.DataFrame) -> pl.DataFrame:
     from relcol.metrics import ece_from_bins, mce_from_bins
 
     require_columns(reliability, ("n", "mean_confidence", "accuracy"), "reliability")
-    keys = [k for k in KEYS if k in reliability.columns]
+    keys = [k for k in KEYS if k in reliability.columns] + list(by)
     sums = reliability.with_columns(
         sum_confidence=pl.col("mean_confidence") * pl.col("n"),
         sum_correct=pl.col("accuracy") * pl.col("n"),

@@ -70,9 +70,9 @@ def on_realised_axis(table: pl.DataFrame, corruptions: pl.DataFrame) -> pl.DataF
     keys = [k for k in ("study", *_CELL) if k in rates.columns and k in table.columns]
     curve = [k for k in keys if k != "severity"]
     flags = rates.group_by(curve).agg(pl.col("diverges").any())
-    return table.join(rates.select(*keys, "realised_rate"), on=keys, how="left").join(
-        flags, on=curve, how="left"
-    )
+    return table.join(
+        rates.select(*keys, "realised_rate"), on=keys, how="left", maintain_order="left"
+    ).join(flags, on=curve, how="left", maintain_order="left")
 
 
 def realised_trends(

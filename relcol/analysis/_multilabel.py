@@ -374,11 +374,23 @@ def rank_tables_with_intervals(
         if micro is not None:
             rows = chosen.filter(pl.col("average") == "micro")
             out[f"multilabel_micro_{table}"] = _attach(micro, rows, keys, metrics)
+        macro = macro_tables(tables).get(f"multilabel_macro_{table}")
+        if macro is not None:
+            rows = chosen.filter(pl.col("average") == "macro")
+            out[f"multilabel_macro_{table}"] = _attach(macro, rows, keys, metrics)
+    return out
+
+
+def macro_tables(tables: Mapping[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+    """``multilabel_macro_discrimination`` and ``multilabel_macro_selective``: the
+    ``macro_rows`` of the per-label ``discrimination`` and ``selective`` tables (each metric
+    of the table and the selective targets), for each that has rows."""
+    out = {}
+    for table in ("discrimination", "selective"):
         per_label = tables.get(table)
         if per_label is not None and not per_label.is_empty():
             macro = macro_rows(per_label, [*TABLES[table], *_SELECTIVE_TARGETS])
-            rows = chosen.filter(pl.col("average") == "macro")
-            out[f"multilabel_macro_{table}"] = _attach(macro, rows, keys, metrics)
+            out[f"multilabel_macro_{table}"] = macro
     return out
 
 

@@ -475,3 +475,28 @@ class ColumnOperator(Operator):
         self, given: dict[str, object], *, n_features: int, n_classes: int
     ) -> dict[str, Any]:
         return column_param(given, self.name, n_features)
+
+    def _apply(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        d: float,
+        rng: np.random.Generator,
+        stats: TrainingStats,
+        *,
+        columns: tuple[int, ...] | None,
+    ) -> Corrupted:
+        return self._apply_columns(X, y, d, rng, stats, selected_columns(columns, X.shape[1]))
+
+    @abstractmethod
+    def _apply_columns(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        d: float,
+        rng: np.random.Generator,
+        stats: TrainingStats,
+        selected: np.ndarray,
+    ) -> Corrupted:
+        """Corrupt the cells of the feature indices ``selected`` (resolved from
+        ``columns``) in the private copies ``X`` and ``y`` at ``d`` > 0."""

@@ -87,17 +87,15 @@ class MCAR(ColumnOperator):
     name = "mcar"
     severity_range = (0.0, 1.0)
 
-    def _apply(
+    def _apply_columns(
         self,
         X: np.ndarray,
         y: np.ndarray,
         d: float,
         rng: np.random.Generator,
         stats: TrainingStats,
-        *,
-        columns: tuple[int, ...] | None,
+        selected: np.ndarray,
     ) -> Corrupted:
-        selected = selected_columns(columns, X.shape[1])
         hit = rng.random((X.shape[0], selected.size)) < d
         return _blank(X, y, selected, hit)
 

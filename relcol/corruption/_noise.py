@@ -8,7 +8,6 @@ from ._base import (
     ColumnOperator,
     Corrupted,
     TrainingStats,
-    selected_columns,
     share,
     usable_sd,
 )
@@ -37,17 +36,15 @@ class GaussianNoise(ColumnOperator):
     name = "gaussian_noise"
     severity_range = (0.0, float("inf"))
 
-    def _apply(
+    def _apply_columns(
         self,
         X: np.ndarray,
         y: np.ndarray,
         d: float,
         rng: np.random.Generator,
         stats: TrainingStats,
-        *,
-        columns: tuple[int, ...] | None,
+        selected: np.ndarray,
     ) -> Corrupted:
-        selected = selected_columns(columns, X.shape[1])
         values = X[:, selected]
         scale = usable_sd(stats.sd[selected])
         standard = rng.standard_normal(values.shape)

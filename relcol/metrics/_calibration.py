@@ -167,12 +167,7 @@ def mce(confidence: str = "confidence", correct: str = "correct", *, bins: int =
 
     MCE = maxₘ |accₘ − confₘ| over non-empty bins (bin convention: ``bin_index``).
 
-    Parameters
-    ----------
-    confidence, correct
-        Columns holding the confidence (float) and whether the prediction is right (bool).
-    bins
-        Number of bins M, an int >= 1.
+    Parameters are those of :func:`ece`.
 
     Examples
     --------
@@ -347,36 +342,49 @@ def ece_from_bins(
 
     The sums are column names or expressions (a simulated Σz, an error sum Σz − Σc with
     Σc = 0): the one ECE formula of the fast path."""
-    bin_error = (_col(sum_correct) - _col(sum_confidence)).abs()
-    return (exact_sum(bin_error) / pl.col(n).sum()).alias("ece")
+    return _share_of_rows(_bin_error(sum_confidence, sum_correct).abs(), n).alias("ece")
 
 
 def ece_over_from_bins(
     n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
 ) -> pl.Expr:
     """``ece_over`` from per-bin sums: Σₘ max(Σc − Σz, 0) / Σₘ nₘ."""
-    bin_excess = (pl.col(sum_confidence) - pl.col(sum_correct)).clip(lower_bound=0.0)
-    return (exact_sum(bin_excess) / pl.col(n).sum()).alias("ece_over")
+    bin_excess = (-_bin_error(sum_confidence, sum_correct)).clip(lower_bound=0.0)
+    return _share_of_rows(bin_excess, n).alias("ece_over")
 
 
 def ece_under_from_bins(
     n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
 ) -> pl.Expr:
     """``ece_under`` from per-bin sums: Σₘ max(Σz − Σc, 0) / Σₘ nₘ."""
-    bin_shortfall = (pl.col(sum_correct) - pl.col(sum_confidence)).clip(lower_bound=0.0)
-    return (exact_sum(bin_shortfall) / pl.col(n).sum()).alias("ece_under")
+    bin_shortfall = _bin_error(sum_confidence, sum_correct).clip(lower_bound=0.0)
+    return _share_of_rows(bin_shortfall, n).alias("ece_under")
 
 
 def _col(name: str | pl.Expr) -> pl.Expr:
     return pl.col(name) if isinstance(name, str) else name
 
 
+def _bin_error(sum_confidence: str | pl.Expr, sum_correct: str | pl.Expr) -> pl.Expr:
+    """Σz − Σc of each bin: its rows' accuracy minus confidence, times nₘ."""
+    return _col(sum_correct) - _col(sum_confidence)
+
+
+def _share_of_rows(per_bin: pl.Expr, n: str) -> pl.Expr:
+    """Σₘ ``per_bin`` / Σₘ nₘ, the sum exact."""
+    return exact_sum(per_bin) / pl.col(n).sum()
+
+
+def _bin_gap(n: str, sum_confidence: str, sum_correct: str) -> pl.Expr:
+    """|accₘ − confₘ| of each bin."""
+    return _bin_error(sum_confidence, sum_correct).abs() / pl.col(n)
+
+
 def mce_from_bins(
     n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
 ) -> pl.Expr:
     """``mce`` from per-bin sums: maxₘ |Σz − Σc| / nₘ = maxₘ |accₘ − confₘ|."""
-    bin_gap = (pl.col(sum_correct) - pl.col(sum_confidence)).abs() / pl.col(n)
-    return bin_gap.max().alias("mce")
+    return _bin_gap(n, sum_confidence, sum_correct).max().alias("mce")
 
 
 def mce_n_from_bins(
@@ -384,7 +392,7 @@ def mce_n_from_bins(
 ) -> pl.Expr:
     """``mce_n`` from per-bin sums: the largest nₘ among the bins whose |Σz − Σc| / nₘ is
     within 1e-12 of the MCE."""
-    bin_gap = (pl.col(sum_correct) - pl.col(sum_confidence)).abs() / pl.col(n)
+    bin_gap = _bin_gap(n, sum_confidence, sum_correct)
     return pl.col(n).filter(bin_gap >= bin_gap.max() - MCE_TIE).max().alias("mce_n")
 
 
@@ -392,8 +400,8 @@ def rmsce_from_bins(
     n: str = "n", sum_confidence: str = "sum_confidence", sum_correct: str = "sum_correct"
 ) -> pl.Expr:
     """``rmsce`` from per-bin sums: √(Σₘ (Σz − Σc)²/nₘ / Σₘ nₘ)."""
-    bin_error = pl.col(sum_correct) - pl.col(sum_confidence)
-    return (exact_sum(bin_error * bin_error / pl.col(n)) / pl.col(n).sum()).sqrt().alias("rmsce")
+    bin_error = _bin_error(sum_confidence, sum_correct)
+    return _share_of_rows(bin_error * bin_error / pl.col(n), n).sqrt().alias("rmsce")
 
 
 def ece_debiased_from_bins(
@@ -401,7 +409,7 @@ def ece_debiased_from_bins(
 ) -> pl.Expr:
     """``ece_debiased`` from per-bin sums (bins of one row contribute 0)."""
     size = pl.col(n).cast(pl.Float64)
-    gap = (pl.col(sum_correct) - pl.col(sum_confidence)) / size
+    gap = _bin_error(sum_confidence, sum_correct) / size
     accuracy = pl.col(sum_correct) / size
     term = gap * gap - accuracy * (1 - accuracy) / (size - 1)
     weighted = pl.when(size >= 2).then(size * term).otherwise(0.0)

@@ -408,15 +408,13 @@ def consistency_counts(
     >>> consistency_counts(rows, "model").collect().select("axis", "sample_id", "wrong", "agreeing_pairs").rows()
     [('seed', 0, 0, 1), ('seed', 1, 1, 0)]
     """
-    keys, axes = _check(frame, by, axes, "consistency_counts")
-    return _deferred(frame, keys, axes, _counts, _COUNT_TYPES)
+    return _deferred(frame, by, axes, "consistency_counts", _counts, _COUNT_TYPES)
 
 
 def _counts(plan: _Plan) -> pl.LazyFrame:
     keys = plan.keys
     return (
-        plan.complete.lazy()
-        .join(plan.groups.lazy(), on="_g")
+        plan.per_sample()
         .select(*keys, "axis", "stratum", *COUNT_COLUMNS[2:])
         .sort([*keys, "axis", "stratum", "sample_id"], nulls_last=True)
     )
@@ -445,8 +443,7 @@ def consistency_samples(
         ``consistency`` row is the mean of these over its samples when every stratum has
         the same samples. The SQL view ``consistency_samples`` has the same columns.
     """
-    keys, axes = _check(frame, by, axes, "consistency_samples")
-    return _deferred(frame, keys, axes, _samples, _SAMPLE_TYPES)
+    return _deferred(frame, by, axes, "consistency_samples", _samples, _SAMPLE_TYPES)
 
 
 def _samples(plan: _Plan) -> pl.LazyFrame:
@@ -454,8 +451,7 @@ def _samples(plan: _Plan) -> pl.LazyFrame:
     k, tau = pl.col("wrong"), pl.col("replicates")
     pairs = _choose2(tau)
     return (
-        plan.complete.lazy()
-        .join(plan.groups.lazy(), on="_g")
+        plan.per_sample()
         .group_by([*keys, "axis", "sample_id"])
         .agg(
             y_clean=pl.col("y_clean").first(),
@@ -498,8 +494,7 @@ def consistency_pairs(
         ``pa_v``, ``kappa_error`` (conventions in the module docstring). Sorted by ``by``,
         axis, stratum and pair. The SQL macro ``consistency_pairs`` has the same columns.
     """
-    keys, axes = _check(frame, by, axes, "consistency_pairs")
-    return _deferred(frame, keys, axes, _pairs, _PAIR_TYPES)
+    return _deferred(frame, by, axes, "consistency_pairs", _pairs, _PAIR_TYPES)
 
 
 def _pairs(plan: _Plan) -> pl.LazyFrame:
@@ -552,8 +547,7 @@ def consistency(
     >>> out.select("axis", "accuracy", "consistently_correct", "pa", "ec_l").rows()
     [('seed', 0.8, 0.6, 0.6, 0.0)]
     """
-    keys, axes = _check(frame, by, axes, "consistency")
-    return _deferred(frame, keys, axes, _consistency, _CONSISTENCY_TYPES)
+    return _deferred(frame, by, axes, "consistency", _consistency, _CONSISTENCY_TYPES)
 
 
 def _consistency(plan: _Plan) -> pl.LazyFrame:
@@ -683,12 +677,15 @@ _CONSISTENCY_TYPES = {
 
 def _deferred(
     frame: pl.DataFrame | pl.LazyFrame,
-    keys: list[str],
-    axes: list[str],
+    by: str | Iterable[str],
+    axes: Sequence[str],
+    name: str,
     build: Callable[[_Plan], pl.LazyFrame],
     types: dict[str, pl.DataType],
 ) -> pl.LazyFrame:
-    """``build``'s frame as a lazy plan: the rows are read and the work is done at collect."""
+    """``build``'s frame as a lazy plan, after the arguments of the public function ``name``
+    are checked: the rows are read and the work is done at collect."""
+    keys, axes = _check(frame, by, axes, name)
     lazy = frame.lazy()
     schema = lazy.collect_schema()
     out = {k: schema[k] for k in keys} | types
@@ -830,6 +827,11 @@ class _Plan:
             )
             .collect()
         )
+
+    def per_sample(self) -> pl.LazyFrame:
+        """``complete`` (a row per stratum × sample) with each stratum's keys, axis,
+        stratum, τ and classes."""
+        return self.complete.lazy().join(self.groups.lazy(), on="_g")
 
     def pairs(self) -> pl.LazyFrame:
         """Per-pair statistics and metrics, keyed by ``_g``."""

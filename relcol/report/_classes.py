@@ -10,10 +10,9 @@ from collections.abc import Mapping
 
 import polars as pl
 import polars.selectors as cs
-from great_tables import GT
 
 from relcol.metrics import labels
-from relcol.report._tables import table_html
+from relcol.report._tables import grouped_table, table_html
 
 _LABELS = labels(("n", "accuracy", "mean_confidence", "gap", "ece", "mce"))
 
@@ -32,21 +31,18 @@ def by_class_section(tables: Mapping[str, pl.DataFrame], *, bins: int) -> str | 
     ).sort("group", "y_pred")
     metrics = [c for c in _LABELS if c in shown.columns]
     gt = (
-        GT(
-            shown.select("group", "name", *metrics),
-            rowname_col="name",
-            groupname_col="group",
-            id="relcol-by-class",
-        )
-        .tab_header(
+        grouped_table(
+            shown,
+            group="group",
+            row="name",
+            columns=metrics,
+            table_id="relcol-by-class",
             title="Calibration by predicted class",
             subtitle=f"Top-label ECE and MCE on {bins} equal-width bins, rows predicted as each class",
+            stubhead="predicted class",
         )
-        .tab_stubhead("predicted class")
         .cols_label(**{c: _LABELS[c] for c in metrics})
         .fmt_number(cs.float(), decimals=3)
-        .fmt_integer("n", use_seps=False)
-        .sub_missing(missing_text="–")
     )
     body = table_html(gt)
     return f'<section id="by-class">\n<h2>By predicted class</h2>\n{body}\n</section>'

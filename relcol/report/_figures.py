@@ -417,6 +417,34 @@ def _row_label(ax: Axes, model: str, style: Mapping[str, Any]) -> None:
     ax.set_ylabel(_plain(model), color=style["color"], fontweight="bold")
 
 
+def _model_grid(rows: pl.DataFrame, styles: Styles | None, *, height: float, top: float):
+    """A figure of a row of panels per model and a column per stage (clean, then each
+    corruption's worst severity), drawn under the caller's rc context: the figure, its axes
+    and, per panel, (ax, its rows, model, column, style)."""
+    models, columns = _grid_rows(rows)
+    styles = _complete_styles(styles, models)
+    fig, axes = _figure(
+        len(models), len(columns), panel=(1.45, height), left=0.9, top=top, bottom=0.95,
+        wspace=0.12, hspace=0.18, sharey=True,
+    )  # fmt: skip
+    panels = [
+        (axes[i, j], _panel_rows(rows, model, column), model, column, styles[model])
+        for i, model in enumerate(models)
+        for j, column in enumerate(columns)
+    ]
+    return fig, axes, panels
+
+
+def _label_grid(axes, panels) -> None:
+    """Stage titles over the first row of a ``_model_grid``, model names left of its first
+    column."""
+    for ax, _, model, column, style in panels:
+        if ax is axes[0, ax.get_subplotspec().colspan.start]:
+            ax.set_title(_column_title(*column))
+        if ax is axes[ax.get_subplotspec().rowspan.start, 0]:
+            _row_label(ax, model, style)
+
+
 #: A bin with fewer samples than this is drawn faint and hollow, without its interval and
 #: not joined to its neighbours: at n < 10 a 95 % Wilson interval around 0.5 spans more
 #: than half the axis, and a line through such bins draws the eye to noise.
@@ -511,13 +539,10 @@ def error_text(ece: float | None, mce: float | None) -> str:
 
 
 def _cell_errors(bins: pl.DataFrame) -> dict[tuple, tuple[float, float]]:
-    """ECE and MCE by (model, corruption, severity) from the bins drawn."""
-    from relcol.analysis import bin_errors
-
-    errors = bin_errors(bins)
+    """ECE and MCE by (model, corruption, severity): the bins' ``cell_ece``, ``cell_mce``."""
     return {
-        (r["model"], r["corruption"], r["severity"]): (r["ece"], r["mce"])
-        for r in errors.iter_rows(named=True)
+        (r["model"], r["corruption"], r["severity"]): (r["cell_ece"], r["cell_mce"])
+        for r in bins.iter_rows(named=True)
     }
 
 
@@ -536,7 +561,8 @@ def reliability_figure(
     bins
         One dataset's single-label rows of the ``reliability`` table (one binning): cell
         keys, ``stage``, ``bin``, ``bin_lower``, ``bin_upper``, ``share``,
-        ``mean_confidence``, ``accuracy``, ``accuracy_lo``, ``accuracy_hi``, ``n``.
+        ``mean_confidence``, ``accuracy``, ``accuracy_lo``, ``accuracy_hi``, ``n``,
+        ``cell_ece``, ``cell_mce``.
     edges
         The number of equal-width bins M (the grey bars' edges are m/M).
     title, styles
@@ -552,31 +578,19 @@ def reliability_figure(
     """
     from matplotlib import rc_context
 
-    models, columns = _grid_rows(bins)
-    styles = _complete_styles(styles, models)
     errors = _cell_errors(bins)
     with rc_context(_RC | {"axes.grid": False}):
-        fig, axes = _figure(
-            len(models), len(columns), panel=(1.45, 1.45), left=0.9, top=0.75, bottom=0.95,
-            wspace=0.12, hspace=0.18, sharey=True,
-        )  # fmt: skip
-        for i, model in enumerate(models):
-            style = styles[model]
-            for j, column in enumerate(columns):
-                ax = axes[i, j]
-                part = _panel_rows(bins, model, column)
-                _unit_square(ax)
-                reliability_panel(ax, part, style, edges=edges, min_samples=min_samples)
-                if not part.is_empty():
-                    total = int(part.get_column("n").sum())
-                    ece, mce = errors.get((model, column[1], column[2]), (None, None))
-                    ax.text(0.02, 0.98, f"n = {total:,}\n{error_text(ece, mce)}",
-                            transform=ax.transAxes, va="top", fontsize=6.5, color=INK,
-                            linespacing=1.15)  # fmt: skip
-                if i == 0:
-                    ax.set_title(_column_title(*column))
-                if j == 0:
-                    _row_label(ax, model, style)
+        fig, axes, panels = _model_grid(bins, styles, height=1.45, top=0.75)
+        for ax, part, model, column, style in panels:
+            _unit_square(ax)
+            reliability_panel(ax, part, style, edges=edges, min_samples=min_samples)
+            if not part.is_empty():
+                total = int(part.get_column("n").sum())
+                ece, mce = errors.get((model, column[1], column[2]), (None, None))
+                ax.text(0.02, 0.98, f"n = {total:,}\n{error_text(ece, mce)}",
+                        transform=ax.transAxes, va="top", fontsize=6.5, color=INK,
+                        linespacing=1.15)  # fmt: skip
+        _label_grid(axes, panels)
         _legend(fig, _key_handles(min_samples), ncols=4)
         _axis_labels(fig, axes, x="confidence (mean in bin)", y="accuracy in bin")
         fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
@@ -640,33 +654,21 @@ def confidence_figure(
     import numpy as np
     from matplotlib import rc_context
 
-    models, columns = _grid_rows(histograms)
-    styles = _complete_styles(styles, models)
     grid = np.linspace(0.0, 1.0, edges + 1)
     with rc_context(_RC | {"axes.grid": False}):
-        fig, axes = _figure(
-            len(models), len(columns), panel=(1.45, 1.0), left=0.9, top=0.9, bottom=0.95,
-            wspace=0.12, hspace=0.18, sharey=True,
-        )  # fmt: skip
-        for i, model in enumerate(models):
-            style = styles[model]
-            for j, column in enumerate(columns):
-                ax = axes[i, j]
-                part = _panel_rows(histograms, model, column)
-                for correct in (True, False):
-                    share = _outcome_shares(part, correct, edges)
-                    if correct:
-                        ax.stairs(share, grid, fill=True, color=style["color"], alpha=0.45, lw=0)
-                    else:
-                        ax.stairs(share, grid, color=INK, lw=1.0)
-                value = (auroc or {}).get((model, column[1], column[2]))
-                if value is not None:
-                    ax.text(0.04, 0.95, f"AUROC {value:.2f}", transform=ax.transAxes, va="top",
-                            fontsize=7, color=INK)  # fmt: skip
-                if i == 0:
-                    ax.set_title(_column_title(*column))
-                if j == 0:
-                    _row_label(ax, model, style)
+        fig, axes, panels = _model_grid(histograms, styles, height=1.0, top=0.9)
+        for ax, part, model, column, style in panels:
+            for correct in (True, False):
+                share = _outcome_shares(part, correct, edges)
+                if correct:
+                    ax.stairs(share, grid, fill=True, color=style["color"], alpha=0.45, lw=0)
+                else:
+                    ax.stairs(share, grid, color=INK, lw=1.0)
+            value = (auroc or {}).get((model, column[1], column[2]))
+            if value is not None:
+                ax.text(0.04, 0.95, f"AUROC {value:.2f}", transform=ax.transAxes, va="top",
+                        fontsize=7, color=INK)  # fmt: skip
+        _label_grid(axes, panels)
         axes[0, 0].set_xlim(0, 1)
         axes[0, 0].set_ylim(bottom=0)
         for ax in axes.flat:
@@ -821,13 +823,11 @@ def risk_coverage_panel(
 ) -> None:
     """Draw one cell's risk–coverage curve on ``ax``, and its oracle curve (dotted).
 
-    ``curve``: rows of the ``risk_coverage`` table of one cell (``coverage``, ``risk``),
-    ending at coverage 1. The oracle is the best curve the cell's errors allow
-    (:func:`relcol.analysis._bins.oracle_risk`, from the risk at full coverage): the gap
-    between the two is what the model's ranking of right and wrong predictions loses.
+    ``curve``: rows of the ``risk_coverage`` table of one cell (``coverage``, ``risk`` and,
+    with ``oracle``, ``oracle_risk``), ending at coverage 1. The oracle is the best curve
+    the cell's errors allow (the table's ``oracle_risk``, from the risk at full coverage):
+    the gap between the two is what the model's ranking of right and wrong predictions loses.
     """
-    from relcol.analysis import oracle_risk
-
     curve = curve.sort("coverage")
     if curve.is_empty():
         return
@@ -835,8 +835,7 @@ def risk_coverage_panel(
     ax.plot(x, _values(curve, "risk"), lw=1.4, markevery=max(1, len(x) // 5), ms=3,
             label=label, **style)  # fmt: skip
     if oracle:
-        best = curve.select(oracle_risk("coverage", pl.col("risk").last()))
-        ax.plot(x, _values(best, "oracle_risk"), color=style["color"], lw=0.9, ls=":")
+        ax.plot(x, _values(curve, "oracle_risk"), color=style["color"], lw=0.9, ls=":")
 
 
 def risk_coverage_figure(

@@ -227,8 +227,7 @@ def _render(
 
     # the summaries the page prints (report_tables computes them; a caller with only the
     # metric tables gets them here, from the same function), then labels by their names
-    if not {"degradation", "worst_gaps"} <= set(tables):
-        tables = {**summary_tables(tables), **tables}
+    tables = {**tables, **summary_tables(tables, missing=True)}
     tables = name_labels_in(tables)
     builders = _builders()
     sections = []

@@ -17,7 +17,7 @@ from relcol.analysis import ALERT_COLUMNS, STREAM
 from relcol.metrics import labels
 from relcol.report._figures import figure_svg
 from relcol.report._layout import figure, section
-from relcol.report._tables import TOP_SCORE_LABELS, table_html
+from relcol.report._tables import TOP_SCORE_LABELS, grouped_table, table_html
 
 #: Metrics of the per-period table, with their headings.
 _METRICS = labels(("accuracy", "mean_confidence", "ece", "mce", "brier_top", "auroc")) | {
@@ -153,22 +153,16 @@ def _metrics_gt(metrics: pl.DataFrame, bins: int) -> GT:
                 )
             )
         columns.append(m)
-    gt = (
-        GT(
-            shown.select("stream", "period", "n", *columns),
-            rowname_col="period",
-            groupname_col="stream",
-            id="relcol-monitoring",
-        )
-        .tab_header(
-            title="Metrics per period",
-            subtitle=f"ECE and MCE on {bins} equal-width bins; [interval] where verified",
-        )
-        .tab_stubhead("period")
-        .fmt_integer("n", use_seps=False)
-        .sub_missing(missing_text="–")
-        .cols_label(**{m: _METRICS[m] for m in columns})
-    )
+    gt = grouped_table(
+        shown,
+        group="stream",
+        row="period",
+        columns=["n", *columns],
+        table_id="relcol-monitoring",
+        title="Metrics per period",
+        subtitle=f"ECE and MCE on {bins} equal-width bins; [interval] where verified",
+        stubhead="period",
+    ).cols_label(**{m: _METRICS[m] for m in columns})
     floats = [m for m in columns if shown.get_column(m).dtype.is_float()]
     return gt.fmt_number(floats, decimals=3) if floats else gt
 

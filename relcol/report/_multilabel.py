@@ -24,7 +24,6 @@ from great_tables import GT
 from relcol.analysis import (
     CELL_KEYS,
     NO_MACRO_INTERVAL,
-    macro_rows,
     name_label_codes,
     with_stage,
 )
@@ -41,8 +40,6 @@ from relcol.report._figures import (
 )
 from relcol.report._layout import by_dataset, figure
 from relcol.report._metric_sections import (
-    _DISCRIMINATION,
-    _SELECTIVE,
     _discrimination,
     _prepared,
     _selective,
@@ -293,17 +290,15 @@ def _figures(tables, multilabel: pl.DataFrame, *, bins: int) -> list[str]:
 def _rank_tables(tables, multilabel: pl.DataFrame) -> list[str]:
     """The discrimination and selective tables: a row per label, micro and macro."""
     out = []
-    for table, metrics, render, heading in (
-        ("discrimination", _DISCRIMINATION, _discrimination, "Discrimination"),
-        ("selective", _SELECTIVE, _selective, "Selective prediction"),
+    for table, render, heading in (
+        ("discrimination", _discrimination, "Discrimination"),
+        ("selective", _selective, "Selective prediction"),
     ):
         rows = _both(tables, multilabel, table)
         per_label = tables.get(table)
         if rows.is_empty() or per_label is None:
             continue
-        macro = tables.get(f"multilabel_macro_{table}")  # with intervals, when bootstrapped
-        if macro is None:
-            macro = macro_rows(per_label, metrics)
+        macro = tables[f"multilabel_macro_{table}"]  # with intervals, when bootstrapped
         macro = _as_rows(macro, multilabel, micro=True).with_columns(
             model=pl.col("model").str.replace(MICRO, "macro", literal=True)
         )

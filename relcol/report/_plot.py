@@ -90,25 +90,21 @@ def reliability_diagram(
         share of rows, whiskers the 95 % Wilson interval (rows as draws) or the table's
         interval; grey bars are the share of rows per bin when there is one series.
     """
-    from relcol.analysis import bin_errors, reliability_bins
-    from relcol.metrics import calibration_bins
     from relcol.report import _figures as draw
-
-    def compute(cells: pl.DataFrame) -> pl.DataFrame:
-        return reliability_bins(calibration_bins(cells, list(_KEYS), bins=edges).collect())
 
     frame = _frame(data)
     if "binning" in frame.columns:
         frame = frame.filter(pl.col("binning") == check_choice("binning", binning, ("width", "mass")))
-    edges = check_bins(bins)
-    table, given = _table(frame, by, {"bin", "accuracy", "share"}, compute, confidence, correct)
-    edges = _edges(table) if given else edges
+    table, edges = _binned(
+        frame, by, bins, "reliability", {"bin", "accuracy", "share"}, confidence, correct
+    )
+    _require(table, ("cell_ece", "cell_mce"), "reliability")
     solid = (
         draw.SOLID_BIN_SAMPLES if min_samples is None else check_int("min_samples", min_samples)
     )
-    names, styles = _names(table)
-    errors = {r[_SERIES]: (r["ece"], r["mce"]) for r in bin_errors(table).iter_rows(named=True)}
-    ax, handles = _axes(ax), []
+    names, styles, ax = _canvas(table, ax)
+    errors = {r[_SERIES]: (r["cell_ece"], r["cell_mce"]) for r in table.iter_rows(named=True)}
+    handles = []
     with _style():
         draw._unit_square(ax)
         for name in names:
@@ -156,8 +152,7 @@ def degradation_curve(
     frame = _frame(calibration)
     _require(frame, ("severity", metric, x), "calibration")
     table = _series(frame, by, within="severity")
-    names, styles = _names(table)
-    ax = _axes(ax)
+    names, styles, ax = _canvas(table, ax)
     with _style():
         if metric == "gap":
             ax.axhline(0.0, color=draw.GREY, lw=0.8, zorder=1)
@@ -196,13 +191,14 @@ def risk_coverage(
         return on_grid(selective_curve(cells, list(_KEYS)), points=100).collect()
 
     table, _ = _table(_frame(data), by, {"coverage", "risk"}, compute, confidence, correct)
+    if oracle:
+        _require(table, ("oracle_risk",), "risk_coverage")
     if "score" in table.columns and table.get_column("score").n_unique() > 1:
         scores = ", ".join(table.get_column("score").unique().sort())
         raise ParameterError(
             f"risk_coverage: the table holds several scores ({scores}); filter one"
         )
-    names, styles = _names(table)
-    ax = _axes(ax)
+    names, styles, ax = _canvas(table, ax)
     with _style():
         for name in names:
             part = table.filter(pl.col(_SERIES) == name)
@@ -244,20 +240,13 @@ def confidence_by_correctness(
         half: wrong predictions' (grey), each scaled to its own peak; bars across mark each
         half's median bin.
     """
-    from relcol.analysis import confidence_histograms
-    from relcol.metrics import calibration_bins
     from relcol.report import _figures as draw
 
-    def compute(cells: pl.DataFrame) -> pl.DataFrame:
-        return confidence_histograms(calibration_bins(cells, list(_KEYS), bins=edges).collect())
-
-    edges = check_bins(bins)
-    table, given = _table(
-        _frame(data), by, {"bin", "correct", "share"}, compute, confidence, correct
-    )
-    edges = _edges(table) if given else edges
-    names, styles = _names(table)
-    ax = _axes(ax)
+    table, edges = _binned(
+        _frame(data), by, bins, "confidence_histogram", {"bin", "correct", "share"},
+        confidence, correct,
+    )  # fmt: skip
+    names, styles, ax = _canvas(table, ax)
     with _style():
         draw.correctness_panel(ax, table, names, styles, edges=edges, key=_SERIES)
         ax.set_ylabel("confidence")
@@ -397,12 +386,40 @@ def _table(
     return _in_order(compute(cells), cells), False
 
 
-def _names(table: pl.DataFrame) -> tuple[list[str], dict[str, dict[str, object]]]:
-    """The series in order of first appearance, and a style for each."""
+def _binned(
+    frame: pl.DataFrame,
+    by: str | Sequence[str] | None,
+    bins: object,
+    name: str,
+    columns: set[str],
+    confidence: str,
+    correct: str,
+) -> tuple[pl.DataFrame, int | None]:
+    """The report's figure table ``name`` (``relcol.analysis.figure_tables`` of the series'
+    ``bins`` equal-width calibration bins, or ``frame`` itself when it is that table) and
+    its number of equal-width bins M (None for equal-mass bins)."""
+    from relcol.analysis import figure_tables
+    from relcol.metrics import calibration_bins
+
+    edges = check_bins(bins)
+
+    def compute(cells: pl.DataFrame) -> pl.DataFrame:
+        binned = calibration_bins(cells, list(_KEYS), bins=edges).collect()
+        return figure_tables({"calibration_bins": binned})[name]
+
+    table, given = _table(frame, by, columns, compute, confidence, correct)
+    return table, _edges(table) if given else edges
+
+
+def _canvas(
+    table: pl.DataFrame, ax: Axes | None
+) -> tuple[list[str], dict[str, dict[str, object]], Axes]:
+    """The series in order of first appearance, a style for each, and the axes to draw on
+    (``ax``, or a new figure's)."""
     from relcol.report._figures import model_styles
 
     names = table.get_column(_SERIES).unique(maintain_order=True).to_list()
-    return names, model_styles(names)
+    return names, model_styles(names), _axes(ax)
 
 
 def _in_order(table: pl.DataFrame, cells: pl.DataFrame) -> pl.DataFrame:

@@ -14,7 +14,7 @@ from great_tables import GT
 from relcol.analysis import CELL as _CELL
 from relcol.analysis import named_labels
 from relcol.metrics import labels
-from relcol.report._tables import TOP_SCORE_LABELS, table_html
+from relcol.report._tables import TOP_SCORE_LABELS, grouped_table, table_html
 
 # the registry's labels; the before/after table scores the top label only, so "Brier", "NLL"
 _METRICS = labels(("ece", "brier_top", "nll_top", "gap", "mce")) | TOP_SCORE_LABELS
@@ -61,21 +61,18 @@ def recalibration_gt(table: pl.DataFrame, *, bins: int) -> GT:
     metrics = [m for m in _METRICS if f"before_{m}" in wide.columns]
     columns = [f"{part}_{m}" for m in metrics for part in ("before", "after", "change")]
     gt = (
-        GT(
-            wide.select("group", "method", "n", *columns),
-            rowname_col="method",
-            groupname_col="group",
-            id="relcol-recalibration",
-        )
-        .tab_header(
+        grouped_table(
+            wide,
+            group="group",
+            row="method",
+            columns=["n", *columns],
+            table_id="relcol-recalibration",
             title="Recalibration on the evaluation split",
             subtitle=f"ECE and MCE on {bins} equal-width bins; change = after − before",
+            stubhead="method",
         )
-        .tab_stubhead("method")
         .fmt_number(columns, decimals=3)
         .fmt_number([c for c in columns if c.startswith("change_")], decimals=3, force_sign=True)
-        .fmt_integer("n", use_seps=False)
-        .sub_missing(missing_text="–")
     )
     for m in metrics:
         gt = gt.tab_spanner(

@@ -13,7 +13,7 @@ from html import escape
 
 import polars as pl
 
-from relcol.analysis import MIN_BIN_SAMPLES, on_realised_axis
+from relcol.analysis import MIN_BIN_SAMPLES
 from relcol.metrics import labels
 from relcol.report._figures import (
     PANELS,
@@ -118,13 +118,14 @@ def degradation_section(
     )
     colours = {m: str(s["color"]) for m, s in styles.items()}
 
-    corruptions = tables.get("corruptions")
+    # with realised rates (``realised_axis``) when the study has corruption draws
+    axis = tables.get("realised_axis", calibration)
     degradation = single_label(tables["degradation"])
 
-    def render(part: pl.DataFrame, name: str, index: int) -> str:
-        drawn, realised = part, []
-        if corruptions is not None and not corruptions.is_empty():
-            drawn = on_realised_axis(part, corruptions)
+    def render(drawn: pl.DataFrame, name: str, index: int) -> str:
+        part, realised = drawn, []
+        if "realised_rate" in drawn.columns:
+            part = drawn.drop("realised_rate", "diverges")
             realised = drawn.filter(pl.col("diverges")).get_column("corruption").unique().to_list()
         fig = degradation_figure(drawn, title=name, styles=styles, realised=realised)
         svg = figure_svg(fig, id_prefix=f"deg{index}", label=f"Degradation curves for {name}")
@@ -152,7 +153,7 @@ def degradation_section(
         table = trend_table(curves, summary, table_id=table_id, plots=False, **kwargs)
         return figure(svg, caption, css="wide") + "\n" + (table_link(table) or table_html(table))
 
-    body = by_dataset(calibration, render)
+    body = by_dataset(axis, render)
     return section("degradation", "Degradation curves", body, lead=lead)
 
 

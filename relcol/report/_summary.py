@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 
-from relcol.analysis import GRID_COLUMNS, WORST_FIRST, break_grid
+from relcol.analysis import WORST_FIRST
 from relcol.report._layout import plural, section
 from relcol.report._sections import single_label
 from relcol.report._tables import glance_table, table_html
@@ -57,8 +57,8 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
     if judged and "label" in thresholds.columns:
         thresholds = thresholds.filter(pl.col("label").is_null())
     judged = judged and not thresholds.is_empty()
-    grid = judged and set(GRID_COLUMNS) <= set(thresholds.columns)
-    parts = [headline_grid(thresholds, calibration)] if grid else []
+    grid = tables.get("break_grid") if judged else None
+    parts = [headline_grid(grid, calibration)] if grid is not None else []
     parts += [
         f"<p>{escape(scope)} Where confidence outruns accuracy the most, per model "
         "(largest gap Δ = mean confidence − accuracy at any severity):</p>",
@@ -69,7 +69,7 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
     curves = single_label(tables["degradation"])
     if not curves.is_empty():
         parts.append(table_html(glance_table(curves), collapse=judged))
-    heading = "Where trust breaks, at a glance" if grid else "Summary"
+    heading = "Where trust breaks, at a glance" if grid is not None else "Summary"
     return section("summary", heading, "\n".join(parts))
 
 
@@ -77,13 +77,12 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
 _STATE_TEXT = {"clean": "clean", "breaks": "{d}", "holds": "holds", "score": "score"}
 
 
-def headline_grid(thresholds: pl.DataFrame, calibration: pl.DataFrame) -> str:
+def headline_grid(grid: pl.DataFrame, calibration: pl.DataFrame) -> str:
     """Per dataset, a model × corruption grid of the severity where trust breaks.
 
-    ``thresholds``: single-label curves; models and corruptions appear in the order of the
-    calibration table (the study's order).
+    ``grid``: the ``break_grid`` table (a row per single-label curve); models and
+    corruptions appear in the order of the calibration table (the study's order).
     """
-    grid = break_grid(thresholds)
     order = [k for k in ("study", "dataset", "model", "corruption") if k in grid.columns]
     rank = [
         pl.col(k).replace_strict(

@@ -240,6 +240,30 @@ COLLAPSE_ROWS = 30
 INLINE_ROWS = 60
 
 
+def grouped_table(
+    frame: pl.DataFrame,
+    *,
+    group: str,
+    row: str,
+    columns: list[str],
+    table_id: str,
+    title: str,
+    subtitle: str,
+    stubhead: str,
+) -> GT:
+    """A table of ``frame``'s ``columns``, a row per ``row`` value in row groups by
+    ``group``, with title, subtitle and stub head; ``n`` (when among ``columns``) as an
+    integer and a missing value as –. Callers add their own labels and number formats."""
+    gt = (
+        GT(frame.select(group, row, *columns), rowname_col=row, groupname_col=group, id=table_id)
+        .tab_header(title=title, subtitle=subtitle)
+        .tab_stubhead(stubhead)
+    )
+    if "n" in columns:
+        gt = gt.fmt_integer("n", use_seps=False)
+    return gt.sub_missing(missing_text="–")
+
+
 def table_html(gt: GT, *, collapse: bool | None = None, latex: GT | None = None) -> str:
     """A table as an HTML fragment with no external reference, and links to its exports.
 

@@ -24,25 +24,24 @@ WITH scored AS (
           + (1 - outcome) * ln(1 - greatest(least(confidence, 1 - 1e-15), 1e-15))) AS log_loss
     FROM multilabel_pairs
 ),
-label_bins AS (
+-- One shape serves the label and the micro rows: the bins grouped once per label and once with
+-- the labels pooled (GROUPING SETS), then one aggregation per row of either average.
+bins AS (
     SELECT
-        study, dataset, model, corruption, severity, label, mode, target, bin,
+        study, dataset, model, corruption, severity, label, mode, target,
+        CASE WHEN grouping(label) = 1 THEN 'micro' ELSE 'label' END AS average, bin,
         count(*) AS n, sum(confidence) AS sum_c, sum(outcome) AS sum_o,
         sum(squared_error) AS sum_se, sum(log_loss) AS sum_ll
     FROM scored
-    GROUP BY ALL
+    GROUP BY GROUPING SETS (
+        (study, dataset, model, corruption, severity, label, mode, target, bin),
+        (study, dataset, model, corruption, severity, mode, target, bin)
+    )
 ),
-pooled_bins AS (
+per_average AS (
     SELECT
-        study, dataset, model, corruption, severity, mode, target, bin,
-        count(*) AS n, sum(confidence) AS sum_c, sum(outcome) AS sum_o,
-        sum(squared_error) AS sum_se, sum(log_loss) AS sum_ll
-    FROM scored
-    GROUP BY ALL
-),
-per_label AS (
-    SELECT
-        study, dataset, model, corruption, severity, label, mode, target, 'label' AS average,
+        study, dataset, model, corruption, severity, CAST(label AS INTEGER) AS label, mode,
+        target, average,
         CAST(sum(n) AS BIGINT) AS n,
         sum(sum_o) / sum(n) AS accuracy,
         sum(sum_c) / sum(n) AS mean_confidence,
@@ -50,26 +49,12 @@ per_label AS (
         mce_from_bins(n, sum_c, sum_o) AS mce,
         sum(sum_se) / sum(n) AS brier_top,
         sum(sum_ll) / sum(n) AS nll_top
-    FROM label_bins
-    GROUP BY ALL
-),
-micro AS (
-    SELECT
-        study, dataset, model, corruption, severity, CAST(NULL AS INTEGER) AS label, mode, target,
-        'micro' AS average,
-        CAST(sum(n) AS BIGINT) AS n,
-        sum(sum_o) / sum(n) AS accuracy,
-        sum(sum_c) / sum(n) AS mean_confidence,
-        ece_from_bins(n, sum_c, sum_o) AS ece,
-        mce_from_bins(n, sum_c, sum_o) AS mce,
-        sum(sum_se) / sum(n) AS brier_top,
-        sum(sum_ll) / sum(n) AS nll_top
-    FROM pooled_bins
+    FROM bins
     GROUP BY ALL
 ),
 with_gaps AS (
     SELECT *, mean_confidence - accuracy AS gap, abs(mean_confidence - accuracy) AS abs_gap
-    FROM (SELECT * FROM per_label UNION ALL SELECT * FROM micro)
+    FROM per_average
 ),
 macro AS (
     SELECT
