@@ -23,7 +23,13 @@ from relcol.data import read_predictions, spec_text
 from relcol.errors import ParameterError
 from relcol.store import CELL, IngestResult, Warehouse, check_name
 from relcol.study import versions
-from relcol.workflows._shared import from_engine, run_spec, warehouse_of, with_label_names
+from relcol.workflows._shared import (
+    from_engine,
+    run_spec,
+    study_of,
+    warehouse_of,
+    with_label_names,
+)
 
 
 @dataclass(frozen=True)
@@ -124,8 +130,7 @@ def by_class(
     bins: int = 15,
 ) -> pl.DataFrame:
     """Calibration per cell and predicted class, with the class's name (``class_name``)."""
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     keys = [*CELL, "y_pred"]
     table = metrics.calibration(wh.predictions(study), keys, bins=bins).collect()
     table = table.select(*keys, *[c for c in table.columns if c not in keys])
@@ -143,8 +148,7 @@ def confidence_sources(
     file gave it), ``score`` (the derived score's name, or null), ``formula`` and ``mapping``.
     Empty for a study that is not an ingested prediction file.
     """
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     spec = run_spec(wh, study)
     derived = {**spec.get("llm", {}).get("scores", {}), **spec.get("ensemble", {})}
     out = []
@@ -177,8 +181,7 @@ def soft_agreement(
     correlation of c with a and calibration with a as the target
     (``relcol.analysis._agreement``; the SQL twin is the ``soft_agreement`` view). Empty when
     the file had no agreement column."""
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     bins = check_bins(bins)
 
     def polars() -> pl.DataFrame:

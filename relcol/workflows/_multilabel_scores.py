@@ -16,7 +16,7 @@ from relcol.analysis import (
     with_multilabel_intervals,
 )
 from relcol.store import Warehouse
-from relcol.workflows._shared import from_engine, warehouse_of, with_label_names
+from relcol.workflows._shared import from_engine, study_of, with_label_names
 
 
 def multilabel(
@@ -33,8 +33,7 @@ def multilabel(
     ``micro`` or ``macro`` (docs/multilabel.md; ``relcol.analysis.multilabel_calibration``).
     Empty for a study without multi-label rows.
     """
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
 
     def named() -> pl.DataFrame:
         table = multilabel_calibration(label_pairs(wh, study), bins=bins).collect()
@@ -51,8 +50,7 @@ def multilabel_bins(
     engine: str = "polars",
 ) -> pl.DataFrame:
     """The label × confidence-bin grid (accuracy − confidence) of one study's multi-label rows."""
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     table = from_engine(
         wh,
         study,

@@ -21,7 +21,7 @@ from relcol.checks import check_bins
 from relcol.errors import InputError, ParameterError
 from relcol.store import CELL, KEY, IngestResult, Warehouse, check_name
 from relcol.study import versions
-from relcol.workflows._shared import run_spec, warehouse_of, with_label_names
+from relcol.workflows._shared import run_spec, study_of, with_label_names
 
 
 @dataclass(frozen=True)
@@ -82,8 +82,7 @@ def recalibrate(
     """
     started = datetime.now(UTC)
     bins = check_bins(bins)
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     methods = [methods] if isinstance(methods, str) else list(dict.fromkeys(methods))
     name = name or f"{study}-recal-{'-'.join(methods)}"
     check_name(name, "recalibrated study name")
@@ -168,8 +167,7 @@ def recalibration(
     bins: int = 15,
 ) -> pl.DataFrame:
     """The before/after table of a study written by ``recalibrate`` (empty for other studies)."""
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     spec = run_spec(wh, study)
     if spec.get("kind") != "recalibration":
         return pl.DataFrame()

@@ -18,7 +18,7 @@ from relcol.errors import OutputError, WarehouseError
 from relcol.report import SECTIONS, terminal_summary, write_report
 from relcol.store import MATERIALISED, Warehouse, os_error, publish_folder, staged_folder
 from relcol.workflows._report_tables import ECE_NULL_DRAWS, report_tables
-from relcol.workflows._shared import warehouse_of
+from relcol.workflows._shared import study_of
 
 
 @dataclass(frozen=True)
@@ -68,8 +68,7 @@ def report(
         if progress is not None:
             progress(step, next(done), len(steps))
 
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     out_dir = Path(out) if out is not None else Path("reports") / study
     wh.writable()
     wh.create()  # rewrites a damaged schema file (it is derived from the code)

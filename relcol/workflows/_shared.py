@@ -20,6 +20,15 @@ def warehouse_of(warehouse: Warehouse | str | os.PathLike[str] | None) -> Wareho
     return warehouse if isinstance(warehouse, Warehouse) else Warehouse.default(warehouse)
 
 
+def study_of(
+    warehouse: Warehouse | str | os.PathLike[str] | None, study: str | None
+) -> tuple[Warehouse, str]:
+    """The warehouse (``warehouse_of``) and the study named, or its only study
+    (``Warehouse.require_study``): how every function of one study begins."""
+    wh = warehouse_of(warehouse)
+    return wh, wh.require_study(study)
+
+
 def from_engine(
     wh: Warehouse,
     study: str,

@@ -23,7 +23,7 @@ from relcol.metrics import by_chunks
 from relcol.store import CELL, IngestResult, Warehouse
 from relcol.study import MAX_ROWS, SCORECARD, Study, load_study, run_study
 from relcol.workflows._portable import in_portable_process
-from relcol.workflows._shared import from_engine, warehouse_of
+from relcol.workflows._shared import from_engine, study_of, warehouse_of
 
 
 def open_warehouse(path: str | os.PathLike[str] | None = None) -> Warehouse:
@@ -76,8 +76,7 @@ def calibration(
     engine: str = "polars",
 ) -> pl.DataFrame:
     """The calibration table (one row per cell) of one study, from either engine."""
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     frame = from_engine(
         wh,
         study,
@@ -96,8 +95,7 @@ def consistency(
     engine: str = "polars",
 ) -> pl.DataFrame:
     """The consistency table of one study (one row per cell × axis with τ >= 2), from either engine."""
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     frame = from_engine(
         wh,
         study,
@@ -128,8 +126,7 @@ def scorecard(
     resilience at ``resilience_at``; each left as None comes from the study spec's
     ``[scorecard]`` table, else the defaults ``gaussian_noise``, 0.05 and 0.1.
     """
-    wh = warehouse_of(warehouse)
-    study = wh.require_study(study)
+    wh, study = study_of(warehouse, study)
     return scorecard_table(
         calibration(wh, study=study, bins=bins),
         wh.predictions(study),
