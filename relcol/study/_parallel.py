@@ -21,10 +21,12 @@ BACKENDS = ("local", "dask")
 T = TypeVar("T")
 
 
-def check_backend(backend: str, jobs: int) -> None:
+def check_backend(backend: str, jobs: int | None) -> int:
+    """The number of processes to run the fits on: ``jobs``, or with None the cores this
+    process may use (`available_cores`)."""
     if backend not in BACKENDS:
         raise ParameterError(f"backend must be one of {', '.join(BACKENDS)}. Got {backend!r}.")
-    check_int("jobs", jobs)
+    jobs = available_cores() if jobs is None else check_int("jobs", jobs, note=" or None")
     if backend == "dask":
         try:
             import distributed  # noqa: F401
@@ -32,6 +34,7 @@ def check_backend(backend: str, jobs: int) -> None:
             raise ParameterError(
                 "backend 'dask' needs dask.distributed: pip install 'relcol[dask]'"
             ) from None
+    return jobs
 
 
 def run_tasks(
@@ -88,7 +91,6 @@ def _local(
         max_workers=min(jobs, len(tasks)), initializer=_receive, initargs=(firsts,)
     )
     finished = False
-    futures = []
     try:
         futures = [
             pool.submit(_call, fn, shared[id(first)], rest, path)
@@ -97,9 +99,7 @@ def _local(
         for future in as_completed(futures):
             yield future.result()
         finished = True
-    finally:
-        for future in futures:
-            future.cancel()
+    finally:  # loky fails the pending tasks itself (cancelling them first broke its shutdown)
         pool.shutdown(wait=True, kill_workers=not finished)
 
 
