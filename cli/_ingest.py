@@ -99,7 +99,7 @@ _PREDICTION_OPTIONS = {
     type=click.IntRange(min=1),
     default=None,
     help="Local processes for the (dataset, model, seed) fits; 1 runs them in this process. "
-    "The rows are the same whatever N.  [default: one per core this process may use]",
+    "The rows are the same whatever N; more than 1 is faster only on free cores.  [default: 1]",
 )
 @click.option(
     "--backend",
@@ -157,7 +157,7 @@ def ingest(
     \b
     Examples:
       relcol ingest                              # the built-in study into ./warehouse
-      relcol ingest --study my_study.toml --warehouse /data/wh --jobs 1   # one process
+      relcol ingest --study my_study.toml --warehouse /data/wh --jobs 2
       relcol ingest --portable                   # the same bytes on any x86-64 Linux machine
       relcol ingest --predictions resnet110_cifar10.csv --name resnet110-c10 \\
           --column y_true=true_label --column y_pred=pred_label
@@ -193,7 +193,7 @@ def ingest(
         replace,
         quiet,
         as_json,
-        reading["jobs"],
+        reading["jobs"] or 1,
         reading["backend"] or "local",
         reading["max_rows"],
         allow_outside_paths,
@@ -207,7 +207,7 @@ def _ingest_study(
     replace: bool,
     quiet: bool,
     as_json: bool,
-    jobs: int | None,
+    jobs: int,
     backend: str,
     max_rows: int | None,
     allow_outside_paths: bool,

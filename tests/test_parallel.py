@@ -164,7 +164,7 @@ def test_the_default_is_one_process_per_available_core(monkeypatch):
     assert check_backend("local", 1) == 1
 
 
-def test_the_command_line_runs_on_the_available_cores_by_default(
+def test_the_command_line_runs_in_one_process_unless_given_jobs(
     tmp_path, tiny_warehouse, monkeypatch
 ):
     seen = []
@@ -174,15 +174,25 @@ def test_the_command_line_runs_on_the_available_cores_by_default(
         seen.append(jobs)
         return local(fn, tasks, paths, jobs)
 
-    monkeypatch.setattr(_parallel, "available_cores", lambda: 2)
     monkeypatch.setattr(_parallel, "_local", spy)
     wh = tmp_path / "wh"
     done = CliRunner().invoke(main, ["ingest", "--study", str(TINY), "--warehouse", str(wh), "-q"])
     assert done.exit_code == 0, done.output
-    assert seen == [2]
+    assert seen == []  # in this process, no pool
     assert parts(relcol.open_warehouse(wh)) == parts(tiny_warehouse)
-    one = CliRunner().invoke(
-        main, ["ingest", "--study", str(TINY), "--warehouse", str(wh), "--replace", "--jobs", "1"]
+    two = CliRunner().invoke(
+        main, ["ingest", "--study", str(TINY), "--warehouse", str(wh), "--replace", "--jobs", "2"]
     )
-    assert one.exit_code == 0 and seen == [2]  # --jobs 1: in this process, no pool
+    assert two.exit_code == 0 and seen == [2]
     assert parts(relcol.open_warehouse(wh)) == parts(tiny_warehouse)
+
+
+def test_jobs_none_runs_on_the_available_cores(tmp_path, tiny_warehouse, monkeypatch):
+    seen = []
+    local = _parallel._local
+    monkeypatch.setattr(_parallel, "available_cores", lambda: 2)
+    monkeypatch.setattr(_parallel, "_local", lambda *a: seen.append(a[-1]) or local(*a))
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest(TINY, wh, jobs=None)
+    assert seen == [2]
+    assert parts(wh) == parts(tiny_warehouse)
