@@ -98,7 +98,8 @@ _PREDICTION_OPTIONS = {
     "--jobs",
     type=click.IntRange(min=1),
     default=None,
-    help="Local processes for the (dataset, model, seed) fits.  [default: 1]",
+    help="Local processes for the (dataset, model, seed) fits; 1 runs them in this process. "
+    "The rows are the same whatever N; more than 1 is faster only on free cores.  [default: 1]",
 )
 @click.option(
     "--backend",

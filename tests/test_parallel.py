@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from relcol.cli import main
 
 import relcol
 from relcol.errors import ParameterError
+from relcol.study import _parallel
+from relcol.study._parallel import available_cores, check_backend, run_tasks
 from tests.conftest import TINY
 from tests.test_store import checksums
 
@@ -69,3 +78,121 @@ def test_workers_unlike_each_other_are_all_named():
         "machine": "x86_64",
     }
     assert _merged([one, one]) == one
+
+
+def pool_workers() -> list[int]:
+    """This process's live child processes that are local pool workers (Linux /proc)."""
+    found = []
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:  # a thread that ended meanwhile
+            continue
+        for pid in children:
+            try:
+                if "LokyProcess" in Path(f"/proc/{pid}/cmdline").read_text():
+                    found.append(int(pid))
+            except OSError:  # ended meanwhile
+                continue
+    return found
+
+
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+
+
+@linux_only
+def test_no_worker_outlives_the_ingest(tmp_path, tiny_warehouse):
+    # joblib's reusable workers idled 300 s after the work; the command line, which runs
+    # its exit handlers itself, waited for them: --jobs 2 took 5.6 min instead of 40 s
+    assert pool_workers() == []
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest(TINY, wh, jobs=2)
+    assert pool_workers() == []
+    assert parts(wh) == parts(tiny_warehouse)
+
+
+def test_the_command_line_with_jobs_ends_when_its_work_is_done(tmp_path):
+    command = [sys.executable, "-m", "relcol.cli", "ingest", "--study", str(TINY)]
+    command += ["--warehouse", str(tmp_path / "wh"), "--jobs", "2", "-q"]
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=200)
+    assert done.returncode == 0, done.stderr
+    # the tiny study takes seconds; an idle worker kept the process for 300 s more
+    assert time.monotonic() - start < 150
+
+
+def _fail_on_three(x: int, path: Path) -> int:
+    if x == 3:
+        raise ValueError(f"task {x} failed writing {path.name}")
+    time.sleep(0.2)
+    return x * x
+
+
+@linux_only
+def test_a_failing_task_stops_the_pool_with_its_own_error(tmp_path):
+    tasks = [(x,) for x in range(8)]
+    paths = [tmp_path / f"part-{i}" for i in range(8)]
+    with pytest.raises(ValueError, match="task 3 failed writing part-3"):
+        list(run_tasks(_fail_on_three, tasks, paths, jobs=2))
+    assert pool_workers() == []
+
+
+@linux_only
+def test_a_caller_stopping_early_stops_the_pool():
+    tasks = [(x,) for x in range(4, 104)]  # no 3: none fails
+    results = run_tasks(_fail_on_three, tasks, [Path(f"p{x}") for x in range(100)], jobs=2)
+    assert next(results) in {x * x for x in range(4, 104)}
+    start = time.monotonic()
+    results.close()  # the ingest failed or was interrupted: the remaining tasks are dropped
+    assert time.monotonic() - start < 5  # the 99 others would take 10 s on two workers
+    assert pool_workers() == []
+
+
+def test_every_result_comes_back_once_from_the_workers():
+    tasks = [(x,) for x in range(4, 14)]
+    got = list(run_tasks(_fail_on_three, tasks, [Path(f"p{x}") for x in range(10)], jobs=3))
+    assert sorted(got) == [x * x for x in range(4, 14)]
+
+
+def test_the_default_is_one_process_per_available_core(monkeypatch):
+    if hasattr(os, "sched_getaffinity"):
+        assert available_cores() == len(os.sched_getaffinity(0))
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 5, 7})
+        assert check_backend("local", None) == 3  # the affinity, not os.cpu_count()
+    else:
+        assert available_cores() == os.cpu_count()
+    assert check_backend("local", 1) == 1
+
+
+def test_the_command_line_runs_in_one_process_unless_given_jobs(
+    tmp_path, tiny_warehouse, monkeypatch
+):
+    seen = []
+    local = _parallel._local
+
+    def spy(fn, tasks, paths, jobs):
+        seen.append(jobs)
+        return local(fn, tasks, paths, jobs)
+
+    monkeypatch.setattr(_parallel, "_local", spy)
+    wh = tmp_path / "wh"
+    done = CliRunner().invoke(main, ["ingest", "--study", str(TINY), "--warehouse", str(wh), "-q"])
+    assert done.exit_code == 0, done.output
+    assert seen == []  # in this process, no pool
+    assert parts(relcol.open_warehouse(wh)) == parts(tiny_warehouse)
+    two = CliRunner().invoke(
+        main, ["ingest", "--study", str(TINY), "--warehouse", str(wh), "--replace", "--jobs", "2"]
+    )
+    assert two.exit_code == 0 and seen == [2]
+    assert parts(relcol.open_warehouse(wh)) == parts(tiny_warehouse)
+
+
+def test_jobs_none_runs_on_the_available_cores(tmp_path, tiny_warehouse, monkeypatch):
+    seen = []
+    local = _parallel._local
+    monkeypatch.setattr(_parallel, "available_cores", lambda: 2)
+    monkeypatch.setattr(_parallel, "_local", lambda *a: seen.append(a[-1]) or local(*a))
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest(TINY, wh, jobs=None)
+    assert seen == [2]
+    assert parts(wh) == parts(tiny_warehouse)

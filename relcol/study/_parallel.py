@@ -21,10 +21,12 @@ BACKENDS = ("local", "dask")
 T = TypeVar("T")
 
 
-def check_backend(backend: str, jobs: int) -> None:
+def check_backend(backend: str, jobs: int | None) -> int:
+    """The number of processes to run the fits on: ``jobs``, or with None the cores this
+    process may use (`available_cores`)."""
     if backend not in BACKENDS:
         raise ParameterError(f"backend must be one of {', '.join(BACKENDS)}. Got {backend!r}.")
-    check_int("jobs", jobs)
+    jobs = available_cores() if jobs is None else check_int("jobs", jobs, note=" or None")
     if backend == "dask":
         try:
             import distributed  # noqa: F401
@@ -32,6 +34,7 @@ def check_backend(backend: str, jobs: int) -> None:
             raise ParameterError(
                 "backend 'dask' needs dask.distributed: pip install 'relcol[dask]'"
             ) from None
+    return jobs
 
 
 def run_tasks(
@@ -53,11 +56,63 @@ def run_tasks(
         for task, path in zip(tasks, paths, strict=True):
             yield fn(*task, path)
     else:
-        from joblib import Parallel, delayed
+        yield from _local(fn, tasks, paths, jobs)
 
-        # loky processes; large numpy arrays in the shared data are memory-mapped, not copied
-        run = Parallel(n_jobs=jobs, return_as="generator_unordered")
-        yield from run(delayed(fn)(*task, path) for task, path in zip(tasks, paths, strict=True))
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container or ``taskset``
+    narrows), not every core of the machine."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def _local(
+    fn: Callable[..., T], tasks: Sequence[tuple], paths: Sequence[Path], jobs: int
+) -> Iterator[T]:
+    """On ``jobs`` local (loky) processes that live as long as this ingest.
+
+    Each worker receives every dataset's shared data once, when it starts; a task then
+    names its data by number. The pool is shut down when the last result is in, and its
+    workers killed if the caller stops early (an error, Ctrl-C): no worker outlives the
+    ingest. (joblib's reusable workers stayed alive for their 300 s idle timeout, and the
+    command line, which runs its exit handlers itself, waited for them.)
+    """
+    from joblib.externals.loky import ProcessPoolExecutor, as_completed
+
+    shared: dict[int, int] = {}  # id of a task's first element -> its number
+    firsts = []
+    for first, *_ in tasks:
+        if id(first) not in shared:
+            shared[id(first)] = len(firsts)
+            firsts.append(first)
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, len(tasks)), initializer=_receive, initargs=(firsts,)
+    )
+    finished = False
+    try:
+        futures = [
+            pool.submit(_call, fn, shared[id(first)], rest, path)
+            for (first, *rest), path in zip(tasks, paths, strict=True)
+        ]
+        for future in as_completed(futures):
+            yield future.result()
+        finished = True
+    finally:  # loky fails the pending tasks itself (cancelling them first broke its shutdown)
+        pool.shutdown(wait=True, kill_workers=not finished)
+
+
+#: In a worker of `_local`: every dataset's shared data, as received when it started.
+_SHARED: list[Any] = []
+
+
+def _receive(firsts: list[Any]) -> None:
+    _SHARED[:] = firsts
+
+
+def _call(fn: Callable[..., T], first: int, rest: list[Any], path: Path) -> T:
+    return fn(_SHARED[first], *rest, path)
 
 
 def _dask(

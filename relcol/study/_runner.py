@@ -108,7 +108,7 @@ def run_study(
     *,
     replace: bool = False,
     progress: Callable[[int], None] | None = None,
-    jobs: int = 1,
+    jobs: int | None = 1,
     backend: str = "local",
     max_rows: int | None = MAX_ROWS,
 ) -> IngestResult:
@@ -119,11 +119,11 @@ def run_study(
 
     All loading and validation happens before anything is written; any error
     afterwards discards the staged files, so the warehouse is left as it was.
-    The (dataset, model, seed) fits run on ``jobs`` local processes, or on an
-    existing Dask or Ray cluster (``backend``); each writes its own part file and
-    the commit publishes them together. The rows do not depend on either.
+    The (dataset, model, seed) fits run on ``jobs`` local processes (None: one per
+    available core), or on an existing Dask cluster (``backend``); each writes its own
+    part file and the commit publishes them together. The rows do not depend on either.
     """
-    check_backend(backend, jobs)
+    jobs = check_backend(backend, jobs)
     warehouse.refuse_existing(study.name, replace)  # before the work, not after it
     started = datetime.now(UTC)
     datasets = [

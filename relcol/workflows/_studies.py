@@ -40,7 +40,7 @@ def ingest(
     *,
     replace: bool = False,
     progress: Callable[[int], None] | None = None,
-    jobs: int = 1,
+    jobs: int | None = 1,
     backend: str = "local",
     max_rows: int | None = MAX_ROWS,
     allow_outside_paths: bool = False,
@@ -48,7 +48,8 @@ def ingest(
 ) -> IngestResult:
     """Run a study (a ``Study``, a TOML path, or None for the built-in default) into a warehouse.
 
-    ``jobs`` local processes, or ``backend="dask"`` (the cluster at
+    ``jobs`` local processes (None: one per core this process may use, as the command
+    line does by default), or ``backend="dask"`` (the cluster at
     ``$DASK_SCHEDULER_ADDRESS``, else a local one with ``jobs`` workers). A study that
     would write more than ``max_rows`` rows is refused before any fit (None: no bound).
     A spec's dataset files must lie in its folder unless ``allow_outside_paths``.
