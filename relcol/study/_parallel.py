@@ -8,11 +8,11 @@ backend changes where the work runs, never what it writes.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from relcol._cluster import dask_client
 from relcol.checks import check_int
 from relcol.errors import ParameterError
 
@@ -64,17 +64,9 @@ def _dask(
     fn: Callable[..., T], tasks: Sequence[tuple], paths: Sequence[Path], jobs: int
 ) -> Iterator[T]:
     """On the cluster at $DASK_SCHEDULER_ADDRESS, else a local one with ``jobs`` workers."""
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import as_completed
 
-    address = os.environ.get("DASK_SCHEDULER_ADDRESS")
-    if address:
-        client, cluster = Client(address), None
-    else:
-        cluster = LocalCluster(
-            n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-        client = Client(cluster)
-    try:
+    with dask_client(jobs) as client:
         shared: dict[int, Any] = {}
         futures = []
         for (first, *rest), path in zip(tasks, paths, strict=True):
@@ -83,7 +75,3 @@ def _dask(
             futures.append(client.submit(fn, shared[id(first)], *rest, path, pure=False))
         for future in as_completed(futures):
             yield future.result()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()

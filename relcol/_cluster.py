@@ -1,0 +1,37 @@
+"""The one place a Dask client is opened, for every command with ``--backend dask``.
+
+The cluster at ``$DASK_SCHEDULER_ADDRESS`` when it is set (its workers must have relcol
+installed and see the warehouse at the same path); else a ``LocalCluster`` of single-threaded
+worker processes on this machine, closed again with the client.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+
+@contextmanager
+def dask_client(jobs: int | None) -> Iterator[Any]:
+    """A ``distributed.Client``; a local cluster has ``jobs`` workers (None: one per core)."""
+    from distributed import Client, LocalCluster
+
+    address = os.environ.get("DASK_SCHEDULER_ADDRESS")
+    if address:
+        client, cluster = Client(address), None
+    else:
+        cluster = LocalCluster(
+            n_workers=jobs or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        )
+        client = Client(cluster)
+    try:
+        yield client
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,85 @@
+"""Where the report's per-cell tables are computed: here, or on a Dask cluster.
+
+Every per-cell table of the report (calibration with its bins, discrimination, selective,
+risk-coverage, consistency) depends on the rows of one cell only, and a cell holds all its
+seeds and repeats (``relcol.store.CELL``). So the cells, sorted by their keys, are cut into
+partitions of whole cells; each partition is one Dask task that reads its rows from the
+warehouse's Parquet files itself (the task carries the file paths and the partition's cell
+keys, never rows) and computes the tables for its cells; the client concatenates the results
+in cell order. A cell's rows are never split, so every value is the single-machine value,
+bit for bit.
+
+The statistical layer (bootstrap intervals, trends, thresholds) and the small tables built
+from the per-cell tables run on the client, as with ``backend="local"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+
+import polars as pl
+
+from relcol.errors import ParameterError
+from relcol.metrics import by_chunks
+from relcol.metrics._frames import CHUNK_ROWS, chunk_spans, concat_runs, run_rows
+from relcol.store import CELL, Warehouse
+from relcol.study._parallel import check_backend
+
+#: ``plans(rows)``: the lazy per-cell tables of some rows (see ``relcol.metrics.by_chunks``).
+Plans = Callable[[pl.LazyFrame], Sequence[pl.LazyFrame]]
+
+#: ``chunks(cells, plans)``: ``plans`` collected over the rows of ``cells``, in cell order.
+Chunks = Callable[[pl.DataFrame, Plans], list[pl.DataFrame]]
+
+#: Partitions per worker: enough that a worker with large cells does not hold up the rest.
+PARTITIONS_PER_WORKER = 2
+
+
+def check_report_backend(backend: object, jobs: object) -> None:
+    """The report's ``backend`` and ``jobs``, checked before any work."""
+    if jobs is not None and backend != "dask":
+        raise ParameterError(
+            "jobs sets the workers of backend 'dask' (the local report runs in this process); "
+            f"got jobs={jobs!r} with backend {backend!r}"
+        )
+    check_backend(backend, 1 if jobs is None else jobs)
+
+
+@contextmanager
+def chunk_runner(wh: Warehouse, study: str, backend: str, jobs: int | None) -> Iterator[Chunks]:
+    """The function that computes per-cell tables of ``study`` on ``backend``; a Dask
+    cluster (``relcol._cluster.dask_client``, ``jobs`` workers) is open while it is in use."""
+    if backend != "dask":
+        predictions = wh.predictions(study)
+        yield lambda cells, plans: by_chunks(predictions, cells, CELL, plans)
+        return
+    from relcol._cluster import dask_client
+
+    paths = wh.sources(study)["predictions"]  # absolute: the warehouse root is resolved
+    with dask_client(jobs) as client:
+        workers = max(1, len(client.scheduler_info()["workers"]))
+
+        def chunks(cells: pl.DataFrame, plans: Plans) -> list[pl.DataFrame]:
+            runs = partitions(cells, workers * PARTITIONS_PER_WORKER)
+            futures = client.map(
+                _partition, [paths] * len(runs), runs, [plans] * len(runs), pure=False
+            )
+            return concat_runs(client.gather(futures))
+
+        yield chunks
+
+
+def partitions(cells: pl.DataFrame, count: int) -> list[pl.DataFrame]:
+    """The keys of ``cells`` in runs of whole cells, about ``count`` runs of even rows (none
+    above ``CHUNK_ROWS`` rows unless one cell is larger); one empty run when there are no cells."""
+    sizes = cells["n"].to_list()
+    budget = min(CHUNK_ROWS, max(1, -(-sum(sizes) // count)))
+    keys = cells.select(CELL)
+    return [keys.slice(start, length) for start, length in chunk_spans(sizes, budget)]
+
+
+def _partition(paths: list[str], run: pl.DataFrame, plans: Plans) -> list[pl.DataFrame]:
+    """On a worker: the tables of the cells ``run``, read from the Parquet files ``paths``."""
+    rows = run_rows(pl.scan_parquet(paths, hive_partitioning=False), run, CELL)
+    return pl.collect_all(plans(rows))
