@@ -7,6 +7,7 @@ import sys
 
 import click
 from relcol.cli._common import (
+    backend_option,
     json_option,
     quiet_option,
     replace_option,
@@ -100,13 +101,7 @@ _PREDICTION_OPTIONS = {
     default=None,
     help="Local processes for the (dataset, model, seed) fits.  [default: 1]",
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["local", "dask"]),
-    default=None,
-    help="Where the fits run: here, or a Dask cluster ($DASK_SCHEDULER_ADDRESS, else a local "
-    "one with --jobs workers).  [default: local]",
-)
+@backend_option("the fits")
 @click.option(
     "--max-rows",
     type=click.IntRange(min=1),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from relcol.cli._common import (
+    backend_option,
     bins_option,
     bootstrap_option,
     json_option,
@@ -79,14 +80,7 @@ from relcol.cli._common import (
     help="Reference models of the model-vs-model differences, separated by commas, or 'all' "
     "for every pair (default: the study's baseline, else the first model its spec lists).",
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["local", "dask"]),
-    default="local",
-    show_default=True,
-    help="Where the per-cell tables are computed: here, or a Dask cluster "
-    "($DASK_SCHEDULER_ADDRESS, else a local one with --jobs workers).",
-)
+@backend_option("the per-cell tables (metrics, consistency)")
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
@@ -111,7 +105,7 @@ def report(
     stability_at: float | None,
     resilience_at: float | None,
     compare: str | None,
-    backend: str,
+    backend: str | None,
     jobs: int | None,
     warehouse: str | None,
     quiet: bool,
@@ -164,7 +158,7 @@ def report(
             stability_at=stability_at,
             resilience_at=resilience_at,
             compare=compare,
-            backend=backend,
+            backend=backend or "local",
             jobs=jobs,
             progress=advance,
         )
