@@ -9,8 +9,11 @@ keys, never rows) and computes the tables for its cells; the client concatenates
 in cell order. A cell's rows are never split, so every value is the single-machine value,
 bit for bit.
 
-The statistical layer (bootstrap intervals, trends, thresholds) and the small tables built
-from the per-cell tables run on the client, as with ``backend="local"``.
+The statistical layer's bootstrap is per cell too (each cell's replicates from its own rows
+and the sample-keyed Poisson weights, ``relcol.analysis.bootstrap``): its runs of whole cells
+are partitioned the same way and each worker returns its cells' replicates and per-seed
+values. What is built from them (intervals, differences, trends, thresholds) and the small
+tables derived from the per-cell tables run on the client, as with ``backend="local"``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ Plans = Callable[[pl.LazyFrame], Sequence[pl.LazyFrame]]
 
 #: ``chunks(cells, plans)``: ``plans`` collected over the rows of ``cells``, in cell order.
 Chunks = Callable[[pl.DataFrame, Plans], list[pl.DataFrame]]
+
+#: ``work(rows, run)``: a result for the cells ``run`` (with their ``n``) from ``rows``.
+Work = Callable[[pl.LazyFrame, pl.DataFrame], object]
 
 #: Partitions per worker: enough that a worker with large cells does not hold up the rest.
 PARTITIONS_PER_WORKER = 2
@@ -60,26 +66,45 @@ def chunk_runner(wh: Warehouse, study: str, backend: str, jobs: int | None) -> I
     with dask_client(jobs) as client:
         workers = max(1, len(client.scheduler_info()["workers"]))
 
-        def chunks(cells: pl.DataFrame, plans: Plans) -> list[pl.DataFrame]:
+        def each_run(cells: pl.DataFrame, work: Work) -> list:
             runs = partitions(cells, workers * PARTITIONS_PER_WORKER)
-            futures = client.map(
-                _partition, [paths] * len(runs), runs, [plans] * len(runs), pure=False
-            )
-            return concat_runs(client.gather(futures))
+            n = len(runs)
+            futures = client.map(_partition, [paths] * n, runs, [work] * n, pure=False)
+            return client.gather(futures)
 
-        yield chunks
+        yield Runner(each_run)
+
+
+class Runner:
+    """Per-run work over partitions of whole cells (``each_run(cells, work)``: the results of
+    ``work(rows, run)`` for each run, in cell order; ``rows``: the study's rows, unfiltered)."""
+
+    def __init__(self, each_run: Callable[[pl.DataFrame, Work], list]) -> None:
+        self.each_run = each_run
+
+    def __call__(self, cells: pl.DataFrame, plans: Plans) -> list[pl.DataFrame]:
+        """``plans`` collected over the rows of ``cells``, in cell order (a ``Chunks``)."""
+        return concat_runs(self.each_run(cells, _Collect(plans)))
+
+
+class _Collect:
+    """``plans`` collected on the rows of one run (a picklable ``Work``)."""
+
+    def __init__(self, plans: Plans) -> None:
+        self.plans = plans
+
+    def __call__(self, rows: pl.LazyFrame, run: pl.DataFrame) -> list[pl.DataFrame]:
+        return pl.collect_all(self.plans(run_rows(rows, run, CELL)))
 
 
 def partitions(cells: pl.DataFrame, count: int) -> list[pl.DataFrame]:
-    """The keys of ``cells`` in runs of whole cells, about ``count`` runs of even rows (none
-    above ``CHUNK_ROWS`` rows unless one cell is larger); one empty run when there are no cells."""
+    """``cells`` in runs of whole cells, about ``count`` runs of even rows (none above
+    ``CHUNK_ROWS`` rows unless one cell is larger); one empty run when there are no cells."""
     sizes = cells["n"].to_list()
     budget = min(CHUNK_ROWS, max(1, -(-sum(sizes) // count)))
-    keys = cells.select(CELL)
-    return [keys.slice(start, length) for start, length in chunk_spans(sizes, budget)]
+    return [cells.slice(start, length) for start, length in chunk_spans(sizes, budget)]
 
 
-def _partition(paths: list[str], run: pl.DataFrame, plans: Plans) -> list[pl.DataFrame]:
-    """On a worker: the tables of the cells ``run``, read from the Parquet files ``paths``."""
-    rows = run_rows(pl.scan_parquet(paths, hive_partitioning=False), run, CELL)
-    return pl.collect_all(plans(rows))
+def _partition(paths: list[str], run: pl.DataFrame, work: Work):
+    """On a worker: ``work`` on the rows of the Parquet files ``paths`` for the cells ``run``."""
+    return work(pl.scan_parquet(paths, hive_partitioning=False), run)

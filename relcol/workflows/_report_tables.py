@@ -36,7 +36,12 @@ from relcol.store import CELL, Warehouse
 from relcol.workflows._external_predictions import by_class, confidence_sources, soft_agreement
 from relcol.workflows._multilabel_scores import multilabel, multilabel_bins, multilabel_statistics
 from relcol.workflows._recalibration_runs import recalibration
-from relcol.workflows._report_backend import Chunks, check_report_backend, chunk_runner
+from relcol.workflows._report_backend import (
+    Chunks,
+    Runner,
+    check_report_backend,
+    chunk_runner,
+)
 from relcol.workflows._shared import run_spec
 from relcol.workflows._studies import (
     cells_of,
@@ -105,35 +110,36 @@ def report_tables(
     with chunk_runner(wh, study, backend, jobs) as chunks:
         metric_tables, cells = _metric_tables(wh, study, bins=bins, chunks=chunks)
         consistency = consistency_table(wh.predictions(study), cells, chunks=chunks)
-    tables = {
-        **metric_tables,
-        "corruptions": wh.sql("SELECT * FROM corruptions WHERE study = ?", [study]),
-        **external_tables(wh, study, bins=bins),
-    }
-    if bootstrap:
-        layer = statistical_tables(
-            wh.predictions(study),
-            tables,
-            replicates=bootstrap,
-            alpha=alpha,
-            tau=tau,
-            margin=margin,
-            seed=seed,
-            bins=bins,
-            samples=cells,
-            intervals=intervals,
-            compare=compare,
-            baseline=baseline,
-        )
-        tables |= layer
-        tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
-        if "multilabel" in tables:  # per label, micro and macro, paired over samples
-            tables |= multilabel_statistics(
-                wh, study, tables, replicates=bootstrap, alpha=alpha, bins=bins, seed=seed
+        tables = {
+            **metric_tables,
+            "corruptions": wh.sql("SELECT * FROM corruptions WHERE study = ?", [study]),
+            **external_tables(wh, study, bins=bins),
+        }
+        if bootstrap:
+            layer = statistical_tables(
+                wh.predictions(study),
+                tables,
+                replicates=bootstrap,
+                alpha=alpha,
+                tau=tau,
+                margin=margin,
+                seed=seed,
+                bins=bins,
+                samples=cells,
+                intervals=intervals,
+                compare=compare,
+                baseline=baseline,
+                each_run=chunks.each_run if isinstance(chunks, Runner) else None,
             )
-        tables["calibration"] = tables["calibration"].with_columns(
-            bootstrap=pl.lit(bootstrap, pl.Int32)
-        )
+            tables |= layer
+            tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
+            if "multilabel" in tables:  # per label, micro and macro, paired over samples
+                tables |= multilabel_statistics(
+                    wh, study, tables, replicates=bootstrap, alpha=alpha, bins=bins, seed=seed
+                )
+            tables["calibration"] = tables["calibration"].with_columns(
+                bootstrap=pl.lit(bootstrap, pl.Int32)
+            )
     tables |= _consistency_tables(wh, study, tables["calibration"], consistency, card)
     tables |= monitoring_tables(wh, study, bins=bins, replicates=bootstrap, alpha=alpha, seed=seed)
     tables |= figure_tables(tables, cells)
