@@ -12,6 +12,26 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from relcol.checks import check_int
+from relcol.errors import ParameterError
+
+BACKENDS = ("local", "dask")
+
+
+def check_backend(backend: str, jobs: int) -> None:
+    """``backend`` one of ``BACKENDS`` and ``jobs`` an int >= 1; dask.distributed installed
+    when it is needed (else the one line that says how to install it)."""
+    if backend not in BACKENDS:
+        raise ParameterError(f"backend must be one of {', '.join(BACKENDS)}. Got {backend!r}.")
+    check_int("jobs", jobs)
+    if backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ParameterError(
+                "backend 'dask' needs dask.distributed: pip install 'relcol[dask]'"
+            ) from None
+
 
 @contextmanager
 def dask_client(jobs: int | None) -> Iterator[Any]:

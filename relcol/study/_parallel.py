@@ -12,26 +12,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from relcol._cluster import dask_client
-from relcol.checks import check_int
-from relcol.errors import ParameterError
+from relcol._cluster import BACKENDS, check_backend, dask_client
 
-BACKENDS = ("local", "dask")
+__all__ = ["BACKENDS", "check_backend", "run_tasks"]
 
 T = TypeVar("T")
-
-
-def check_backend(backend: str, jobs: int) -> None:
-    if backend not in BACKENDS:
-        raise ParameterError(f"backend must be one of {', '.join(BACKENDS)}. Got {backend!r}.")
-    check_int("jobs", jobs)
-    if backend == "dask":
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise ParameterError(
-                "backend 'dask' needs dask.distributed: pip install 'relcol[dask]'"
-            ) from None
 
 
 def run_tasks(

@@ -23,11 +23,10 @@ from contextlib import contextmanager
 
 import polars as pl
 
+from relcol._cluster import check_backend, dask_client
 from relcol.errors import ParameterError
-from relcol.metrics import by_chunks
-from relcol.metrics._frames import CHUNK_ROWS, chunk_spans, concat_runs, run_rows
+from relcol.metrics import CHUNK_ROWS, by_chunks, chunk_spans, concat_runs, run_rows
 from relcol.store import CELL, Warehouse
-from relcol.study._parallel import check_backend
 
 #: ``plans(rows)``: the lazy per-cell tables of some rows (see ``relcol.metrics.by_chunks``).
 Plans = Callable[[pl.LazyFrame], Sequence[pl.LazyFrame]]
@@ -60,8 +59,6 @@ def chunk_runner(wh: Warehouse, study: str, backend: str, jobs: int | None) -> I
         predictions = wh.predictions(study)
         yield lambda cells, plans: by_chunks(predictions, cells, CELL, plans)
         return
-    from relcol._cluster import dask_client
-
     paths = wh.sources(study)["predictions"]  # absolute: the warehouse root is resolved
     with dask_client(jobs) as client:
         workers = max(1, len(client.scheduler_info()["workers"]))
