@@ -54,6 +54,17 @@ def bins_option(help: str, type: Any = int) -> Callable[[Callable[..., Any]], Ca
     return click.option("--bins", type=type, default=15, show_default=True, help=help)
 
 
+def backend_option(work: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``--backend local|dask`` (default: none given, which means local): where ``work`` runs."""
+    return click.option(
+        "--backend",
+        type=click.Choice(["local", "dask"]),
+        default=None,
+        help=f"Where {work} run: here, or a Dask cluster ($DASK_SCHEDULER_ADDRESS, else a local "
+        "one with --jobs workers).  [default: local]",
+    )
+
+
 def bootstrap_option(help: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """``--bootstrap B`` (default 1000, 0: none)."""
     return click.option(

@@ -7,6 +7,7 @@ import sys
 
 import click
 from relcol.cli._common import (
+    backend_option,
     json_option,
     quiet_option,
     replace_option,
@@ -101,13 +102,7 @@ _PREDICTION_OPTIONS = {
     help="Local processes for the (dataset, model, seed) fits; 1 runs them in this process. "
     "The rows are the same whatever N; more than 1 is faster only on free cores.  [default: 1]",
 )
-@click.option(
-    "--backend",
-    type=click.Choice(["local", "dask"]),
-    default=None,
-    help="Where the fits run: here, or a Dask cluster ($DASK_SCHEDULER_ADDRESS, else a local "
-    "one with --jobs workers).  [default: local]",
-)
+@backend_option("the fits")
 @click.option(
     "--max-rows",
     type=click.IntRange(min=1),

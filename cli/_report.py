@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from relcol.cli._common import (
+    backend_option,
     bins_option,
     bootstrap_option,
     json_option,
@@ -79,6 +80,13 @@ from relcol.cli._common import (
     help="Reference models of the model-vs-model differences, separated by commas, or 'all' "
     "for every pair (default: the study's baseline, else the first model its spec lists).",
 )
+@backend_option("the per-cell tables (metrics, consistency)")
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Workers of the local Dask cluster (--backend dask).  [default: one per core]",
+)
 @warehouse_option
 @quiet_option("Print only the report's path.")
 @json_option("Print the calibration table as JSON on stdout.")
@@ -97,6 +105,8 @@ def report(
     stability_at: float | None,
     resilience_at: float | None,
     compare: str | None,
+    backend: str | None,
+    jobs: int | None,
     warehouse: str | None,
     quiet: bool,
     as_json: bool,
@@ -110,6 +120,7 @@ def report(
       relcol report --study email-llm --out reports/email --bins 10
       relcol report --bootstrap 2000 --alpha 0.1 --tau 0.03 --seed 1
       relcol report --compare lightgbm,mlp            # differences against two models
+      relcol report --backend dask --jobs 2           # per-cell tables on 2 Dask workers
     """
     import contextlib
     import sys
@@ -147,6 +158,8 @@ def report(
             stability_at=stability_at,
             resilience_at=resilience_at,
             compare=compare,
+            backend=backend or "local",
+            jobs=jobs,
             progress=advance,
         )
     if as_json:

@@ -49,7 +49,13 @@ ALLOWED: dict[str, set[str]] = {
     },
 }
 #: Top-level modules every layer may import; they import nothing but each other.
-FOUNDATION = {"relcol.errors", "relcol.checks", "relcol.text", "relcol._interrupts"}
+FOUNDATION = {
+    "relcol.errors",
+    "relcol.checks",
+    "relcol.text",
+    "relcol._interrupts",
+    "relcol._cluster",
+}
 #: The facade and the command line: may import every package (public names only).
 FACADE = {"relcol", "relcol.cli", "relcol.plot"}
 

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from relcol.cli import main
 
 import relcol
+from relcol import _cluster
 from relcol.errors import ParameterError
 from relcol.study import _parallel
 from relcol.study._parallel import available_cores, check_backend, run_tasks
@@ -190,7 +191,7 @@ def test_the_command_line_runs_in_one_process_unless_given_jobs(
 def test_jobs_none_runs_on_the_available_cores(tmp_path, tiny_warehouse, monkeypatch):
     seen = []
     local = _parallel._local
-    monkeypatch.setattr(_parallel, "available_cores", lambda: 2)
+    monkeypatch.setattr(_cluster, "available_cores", lambda: 2)
     monkeypatch.setattr(_parallel, "_local", lambda *a: seen.append(a[-1]) or local(*a))
     wh = relcol.open_warehouse(tmp_path / "wh")
     relcol.ingest(TINY, wh, jobs=None)

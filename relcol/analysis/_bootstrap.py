@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -131,7 +131,9 @@ TABLES: Mapping[str, tuple[str, ...]] = {
 #: population value far more often than α (``relcol.analysis.coverage_study`` measures it;
 #: docs/statistics.md has the table).
 NO_INTERVAL: Mapping[str, str] = {
-    name: REGISTRY[name].interval for names in TABLES.values() for name in names
+    name: REGISTRY[name].interval
+    for names in TABLES.values()
+    for name in names
     if REGISTRY[name].interval
 }
 #: Metrics printed with an interval (``<metric>_lo``/``<metric>_hi``), each realised
@@ -299,6 +301,7 @@ def bootstrap(
     proba: bool | None = None,
     cells: pl.DataFrame | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    each_run: Callable | None = None,
 ) -> Replicates:
     """Paired Poisson bootstrap replicates of every metric of every cell of ``frame``.
 
@@ -325,6 +328,12 @@ def bootstrap(
         The cells with their row counts ``n`` (a calibration table), if known: saves a scan.
     chunk_rows
         Rows read and processed together.
+    each_run
+        Where the runs of cells are computed, elsewhere (a Dask cluster:
+        ``relcol.workflows._report_backend``): ``each_run(cells, work)`` returns
+        ``work(rows, run)`` for consecutive runs of whole ``cells``, ``rows`` being the rows
+        ``frame`` reads (its files, unfiltered). Every cell's replicates depend on its rows
+        only, so the result is the same.
 
     Returns
     -------
@@ -346,11 +355,14 @@ def bootstrap(
     ).with_row_index("cell")
     cells = counts.select(keys)
     context = _Context(replicates, bins, seed, levels, coverage, risk, proba)
-    parts = [
-        _chunk(lazy, counts.slice(start, length), context)
-        for start, length in chunk_spans(counts["n"].to_list(), chunk_rows)
-        if length
-    ]
+    if each_run is None:
+        parts = [
+            _chunk(lazy, counts.slice(start, length), context)
+            for start, length in chunk_spans(counts["n"].to_list(), chunk_rows)
+            if length
+        ]
+    else:
+        parts = [part for part in each_run(counts, _ChunkWork(context)) if part is not None]
     names = REPLICATED
     values = {
         name: np.concatenate([p.values[name] for p in parts])
@@ -454,6 +466,16 @@ def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
             else:
                 values[name][b0:b1] = array
     return _Part(values, points, _seed_values(rows, ctx))
+
+
+@dataclass(frozen=True)
+class _ChunkWork:
+    """``_chunk`` of a run of cells, elsewhere (``bootstrap``'s ``each_run``)."""
+
+    ctx: _Context
+
+    def __call__(self, rows: pl.LazyFrame, run: pl.DataFrame) -> _Part | None:
+        return _chunk(rows, run, self.ctx) if run.height else None
 
 
 def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFrame:

@@ -7,7 +7,7 @@ intervals beside each metric, the paired differences, the trends and the thresho
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
@@ -61,6 +61,7 @@ def statistical_tables(
     intervals: str = "samples",
     compare: str | Sequence[str] | None = None,
     baseline: str | None = None,
+    each_run: Callable | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Intervals, spread, differences, trends and thresholds for a study's tables.
 
@@ -89,6 +90,8 @@ def statistical_tables(
         The reference models of the model-vs-model differences (``paired_differences``):
         by default ``baseline`` (else the first model alphabetically); ``compare`` names
         others (a comma-separated string or a sequence) or is ``"all"`` for every pair.
+    each_run
+        Where the bootstrap's runs of cells are computed (``bootstrap``; default: here).
 
     Returns
     -------
@@ -120,6 +123,7 @@ def statistical_tables(
         coverage=0.8 if coverage is None else float(coverage),
         risk=0.05 if risk is None else float(risk),
         cells=calibration.select(*list(CELL), "n"),
+        each_run=each_run,
     )
     out: dict[str, pl.DataFrame] = {}
     for name, metrics in TABLES.items():

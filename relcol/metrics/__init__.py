@@ -83,7 +83,14 @@ from relcol.metrics._discrimination import (
     point_biserial,
 )
 from relcol.metrics._exact import exact_mean, exact_product, exact_sum, exact_var
-from relcol.metrics._frames import CHUNK_ROWS, by_chunks, chunk_filter, chunk_spans
+from relcol.metrics._frames import (
+    CHUNK_ROWS,
+    by_chunks,
+    chunk_filter,
+    chunk_spans,
+    concat_runs,
+    run_rows,
+)
 from relcol.metrics._kernels import (
     BinSums,
     aurc_optimal_kernel,
@@ -203,6 +210,7 @@ __all__ = [
     "classwise_ece",
     "cohens_d",
     "cohens_d_from_moments",
+    "concat_runs",
     "consistency",
     "consistency_counts",
     "consistency_pairs",
@@ -272,6 +280,7 @@ __all__ = [
     "rmsce",
     "rmsce_from_bins",
     "row_mean",
+    "run_rows",
     "selective",
     "selective_curve",
     "stream_key",

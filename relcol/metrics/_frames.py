@@ -118,9 +118,17 @@ def by_chunks(
         if length == cells.height:  # one run holds every cell: the single pass itself
             results.append(pl.collect_all(plans(frame)))
             continue
-        run = cells.slice(start, length).select(keys)
-        rows = frame.filter(chunk_filter(run)).join(
-            run.lazy(), on=keys, how="semi", nulls_equal=True
-        )
+        rows = run_rows(frame, cells.slice(start, length).select(keys), keys)
         results.append(pl.collect_all(plans(rows)))
+    return concat_runs(results)
+
+
+def run_rows(frame: pl.LazyFrame, run: pl.DataFrame, keys: Sequence[str]) -> pl.LazyFrame:
+    """The rows of ``frame`` that belong to the cells ``run`` (their ``keys``), all of them."""
+    keys = list(keys)
+    return frame.filter(chunk_filter(run)).join(run.lazy(), on=keys, how="semi", nulls_equal=True)
+
+
+def concat_runs(results: Sequence[Sequence[pl.DataFrame]]) -> list[pl.DataFrame]:
+    """Each plan's results over the runs (``results[run][plan]``), concatenated in run order."""
     return [pl.concat(parts, how="vertical") for parts in zip(*results, strict=True)]

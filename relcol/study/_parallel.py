@@ -8,33 +8,15 @@ backend changes where the work runs, never what it writes.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from relcol.checks import check_int
-from relcol.errors import ParameterError
+from relcol._cluster import BACKENDS, available_cores, check_backend, dask_client
 
-BACKENDS = ("local", "dask")
+__all__ = ["BACKENDS", "available_cores", "check_backend", "run_tasks"]
 
 T = TypeVar("T")
-
-
-def check_backend(backend: str, jobs: int | None) -> int:
-    """The number of processes to run the fits on: ``jobs``, or with None the cores this
-    process may use (`available_cores`)."""
-    if backend not in BACKENDS:
-        raise ParameterError(f"backend must be one of {', '.join(BACKENDS)}. Got {backend!r}.")
-    jobs = available_cores() if jobs is None else check_int("jobs", jobs, note=" or None")
-    if backend == "dask":
-        try:
-            import distributed  # noqa: F401
-        except ImportError:
-            raise ParameterError(
-                "backend 'dask' needs dask.distributed: pip install 'relcol[dask]'"
-            ) from None
-    return jobs
 
 
 def run_tasks(
@@ -57,15 +39,6 @@ def run_tasks(
             yield fn(*task, path)
     else:
         yield from _local(fn, tasks, paths, jobs)
-
-
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity, which a container or ``taskset``
-    narrows), not every core of the machine."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity on this platform (macOS, Windows)
-        return os.cpu_count() or 1
 
 
 def _local(
@@ -119,17 +92,9 @@ def _dask(
     fn: Callable[..., T], tasks: Sequence[tuple], paths: Sequence[Path], jobs: int
 ) -> Iterator[T]:
     """On the cluster at $DASK_SCHEDULER_ADDRESS, else a local one with ``jobs`` workers."""
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import as_completed
 
-    address = os.environ.get("DASK_SCHEDULER_ADDRESS")
-    if address:
-        client, cluster = Client(address), None
-    else:
-        cluster = LocalCluster(
-            n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
-        )
-        client = Client(cluster)
-    try:
+    with dask_client(jobs) as client:
         shared: dict[int, Any] = {}
         futures = []
         for (first, *rest), path in zip(tasks, paths, strict=True):
@@ -138,7 +103,3 @@ def _dask(
             futures.append(client.submit(fn, shared[id(first)], *rest, path, pure=False))
         for future in as_completed(futures):
             yield future.result()
-    finally:
-        client.close()
-        if cluster is not None:
-            cluster.close()

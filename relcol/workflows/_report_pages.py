@@ -48,6 +48,8 @@ def report(
     stability_at: float | None = None,
     resilience_at: float | None = None,
     compare: str | Sequence[str] | None = None,
+    backend: str = "local",
+    jobs: int | None = None,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> ReportResult:
     """Compute the metric tables of one study, materialise them, and write the HTML report.
@@ -55,7 +57,8 @@ def report(
     ``bootstrap`` (B replicates, 0 for none), ``alpha``, ``tau``, ``margin``, ``seed`` and
     ``intervals`` set the statistical layer (``report_tables``); ``noise``, ``stability_at``
     and ``resilience_at`` the scorecard (``scorecard``); ``compare`` the reference models of
-    the model-vs-model differences (``report_tables``).
+    the model-vs-model differences (``report_tables``); ``backend`` (``"local"`` or
+    ``"dask"``) and ``jobs`` where the per-cell tables are computed (``report_tables``).
 
     ``progress``, when given, is called as ``progress(step, done, total)`` after each step
     (``"tables"``, ``"warehouse"``, each section of the page, ``"files"``), with ``total``
@@ -80,7 +83,7 @@ def report(
         settings = {"bins": bins, "bootstrap": bootstrap, "alpha": alpha, "tau": tau}
         settings |= {"margin": margin, "seed": seed, "intervals": intervals}
         settings |= {"noise": noise, "stability_at": stability_at, "resilience_at": resilience_at}
-        settings |= {"compare": compare}
+        settings |= {"compare": compare, "backend": backend, "jobs": jobs}
         tables, meta = _report_content(wh, study, settings)
         advance("tables")
         # everything is written to staging first and published only once all of it is

@@ -36,6 +36,12 @@ from relcol.store import CELL, Warehouse
 from relcol.workflows._external_predictions import by_class, confidence_sources, soft_agreement
 from relcol.workflows._multilabel_scores import multilabel, multilabel_bins, multilabel_statistics
 from relcol.workflows._recalibration_runs import recalibration
+from relcol.workflows._report_backend import (
+    Chunks,
+    Runner,
+    check_report_backend,
+    chunk_runner,
+)
 from relcol.workflows._shared import run_spec
 from relcol.workflows._studies import (
     cells_of,
@@ -61,6 +67,8 @@ def report_tables(
     stability_at: float | None = None,
     resilience_at: float | None = None,
     compare: str | Sequence[str] | None = None,
+    backend: str = "local",
+    jobs: int | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Every table the report shows and exports, by name (``calibration`` first).
 
@@ -81,7 +89,11 @@ def report_tables(
     the trained models held fixed) or ``"training"`` (also the spread between training seeds).
     ``compare`` chooses the reference models of the model-vs-model differences (default: the
     study's baseline, ``study_baseline``; model names, or ``"all"`` for every pair).
+    ``backend`` ``"dask"`` computes the per-cell tables on a Dask cluster, in partitions of
+    whole cells (``relcol.workflows._report_backend``; ``jobs`` workers of a local cluster,
+    default one per core): the same tables, value for value.
     """
+    check_report_backend(backend, jobs)
     bootstrap, alpha, tau, seed = _check_statistics(bootstrap, alpha, tau, seed)
     bins = check_bins(bins)
     margin = _check_margin(margin)
@@ -96,37 +108,40 @@ def report_tables(
     if compare is not None:  # a reference that is not a model fails before any work
         models = wh.sql("SELECT DISTINCT model FROM predictions WHERE study = ?", [study])
         model_references(sorted(models["model"].drop_nulls()), compare, baseline)
-    metric_tables, cells = _metric_tables(wh, study, bins=bins)
-    tables = {
-        **metric_tables,
-        "corruptions": wh.sql("SELECT * FROM corruptions WHERE study = ?", [study]),
-        **external_tables(wh, study, bins=bins),
-    }
-    if bootstrap:
-        layer = statistical_tables(
-            wh.predictions(study),
-            tables,
-            replicates=bootstrap,
-            alpha=alpha,
-            tau=tau,
-            margin=margin,
-            seed=seed,
-            bins=bins,
-            samples=cells,
-            intervals=intervals,
-            compare=compare,
-            baseline=baseline,
-        )
-        tables |= layer
-        tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
-        if "multilabel" in tables:  # per label, micro and macro, paired over samples
-            tables |= multilabel_statistics(
-                wh, study, tables, replicates=bootstrap, alpha=alpha, bins=bins, seed=seed
+    with chunk_runner(wh, study, backend, jobs) as chunks:
+        metric_tables, cells = _metric_tables(wh, study, bins=bins, chunks=chunks)
+        consistency = consistency_table(wh.predictions(study), cells, chunks=chunks)
+        tables = {
+            **metric_tables,
+            "corruptions": wh.sql("SELECT * FROM corruptions WHERE study = ?", [study]),
+            **external_tables(wh, study, bins=bins),
+        }
+        if bootstrap:
+            layer = statistical_tables(
+                wh.predictions(study),
+                tables,
+                replicates=bootstrap,
+                alpha=alpha,
+                tau=tau,
+                margin=margin,
+                seed=seed,
+                bins=bins,
+                samples=cells,
+                intervals=intervals,
+                compare=compare,
+                baseline=baseline,
+                each_run=chunks.each_run if isinstance(chunks, Runner) else None,
             )
-        tables["calibration"] = tables["calibration"].with_columns(
-            bootstrap=pl.lit(bootstrap, pl.Int32)
-        )
-    tables |= _consistency_tables(wh, study, tables["calibration"], cells, card)
+            tables |= layer
+            tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
+            if "multilabel" in tables:  # per label, micro and macro, paired over samples
+                tables |= multilabel_statistics(
+                    wh, study, tables, replicates=bootstrap, alpha=alpha, bins=bins, seed=seed
+                )
+            tables["calibration"] = tables["calibration"].with_columns(
+                bootstrap=pl.lit(bootstrap, pl.Int32)
+            )
+    tables |= _consistency_tables(wh, study, tables["calibration"], consistency, card)
     tables |= monitoring_tables(wh, study, bins=bins, replicates=bootstrap, alpha=alpha, seed=seed)
     tables |= figure_tables(tables, cells)
     return tables | summary_tables(tables)
@@ -156,13 +171,14 @@ ECE_NULL_DRAWS = 100
 
 
 def _metric_tables(
-    wh: Warehouse, study: str, *, bins: int
+    wh: Warehouse, study: str, *, bins: int, chunks: Chunks | None = None
 ) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     """``calibration`` (with its ``bins``), ``calibration_bins``, ``discrimination``,
     ``selective`` and ``risk_coverage`` (the curve on a coverage grid) of one study, computed
     together: one scan of the rows and one sort per cell for all of them, one chunk of whole
     cells at a time (``by_chunks``); and each cell's rows ``n`` and distinct test samples
-    (``samples``), which the reliability intervals and the later chunked steps need."""
+    (``samples``), which the reliability intervals and the later chunked steps need.
+    ``chunks`` computes per chunk of whole cells (default: ``by_chunks`` here)."""
     names = ("calibration", "calibration_bins", "discrimination", "selective")
     predictions = wh.predictions(study)
     cells = cells_of(predictions)
@@ -171,7 +187,10 @@ def _metric_tables(
         lazy = metrics.metric_tables(rows, CELL, bins=bins, draws=ECE_NULL_DRAWS)
         return [*(lazy[name] for name in names), risk_coverage(lazy["selective_curve"])]
 
-    frames = by_chunks(predictions, cells, CELL, plans)
+    if chunks is None:
+        frames = by_chunks(predictions, cells, CELL, plans)
+    else:
+        frames = chunks(cells, plans)
     tables = dict(zip((*names, "risk_coverage"), frames, strict=True))
     tables["calibration"] = tables["calibration"].with_columns(bins=pl.lit(bins, pl.Int32))
     return tables, cells
@@ -181,12 +200,12 @@ def _consistency_tables(
     wh: Warehouse,
     study: str,
     calibration: pl.DataFrame,
-    cells: pl.DataFrame,
+    table: pl.DataFrame,
     card: dict[str, object],
 ) -> dict[str, pl.DataFrame]:
-    """``consistency`` (when some cell has replicates), ``scorecard`` (with the settings
-    ``card``) and ``corruption_error``, both against the study's reference model."""
-    table = consistency_table(wh.predictions(study), cells)
+    """``consistency`` (the table ``table``, shown when some cell has replicates),
+    ``scorecard`` (with the settings ``card``) and ``corruption_error``, both against the
+    study's reference model."""
     tables = {"consistency": table} if not table.is_empty() else {}
     reference = study_reference(wh, study)
     tables["scorecard"] = scorecard_table(

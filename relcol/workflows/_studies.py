@@ -209,18 +209,23 @@ def simulate_consistency(
 CONSISTENCY_CHUNK_ROWS = 300_000
 
 
-def consistency_table(predictions: pl.LazyFrame, cells: pl.DataFrame | None = None) -> pl.DataFrame:
+def consistency_table(
+    predictions: pl.LazyFrame, cells: pl.DataFrame | None = None, *, chunks=None
+) -> pl.DataFrame:
     """The consistency table in Polars, one chunk of whole cells at a time (``cells``: the
-    cells with their rows ``n``, if known)."""
+    cells with their rows ``n``, if known; ``chunks(cells, plans)``: where the chunks are
+    computed, default ``by_chunks`` here)."""
     cells = cells_of(predictions) if cells is None else cells
-    [frame] = by_chunks(
-        predictions,
-        cells,
-        CELL,
-        lambda rows: [metrics.consistency(rows, CELL)],
-        budget=CONSISTENCY_CHUNK_ROWS,
-    )
+    plans = _consistency_plans
+    if chunks is None:
+        [frame] = by_chunks(predictions, cells, CELL, plans, budget=CONSISTENCY_CHUNK_ROWS)
+    else:
+        [frame] = chunks(cells, plans)
     return frame.sort([*CELL, "axis"], nulls_last=True)
+
+
+def _consistency_plans(rows: pl.LazyFrame) -> list[pl.LazyFrame]:
+    return [metrics.consistency(rows, CELL)]
 
 
 def cells_of(predictions: pl.LazyFrame) -> pl.DataFrame:
