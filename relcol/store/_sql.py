@@ -25,14 +25,21 @@ from relcol.errors import WarehouseError
 #: Views in dependency order; each is ``sql/views/<name>.sql``.
 VIEWS = (
     "predictions",
+    "predictions_unstored",
+    "predictions_binned",
     "classes",
     "corruptions",
     "runs",
     "annotations",
+    "calibration_bins_from_rows",
     "calibration_bins",
+    "calibration_from_rows",
     "calibration",
+    "discrimination_from_rows",
     "discrimination",
+    "selective_curve_from_rows",
     "selective_curve",
+    "selective_from_rows",
     "selective",
     "report_calibration",
     "report_trends",
@@ -42,10 +49,31 @@ VIEWS = (
     "multilabel_bins",
     "multilabel",
     "soft_agreement",
+    "consistency_from_rows",
     "consistency",
+    "consistency_samples_from_rows",
     "consistency_samples",
     "monitoring",
 )
+
+#: Views whose rows every commit stores beside the study's parts (``Staging.commit``), so that
+#: a query reads them instead of computing them from the long table: each view ``X`` is its
+#: stored rows (``stored_X``, over the variable ``relcol_stored_X``) and ``X_from_rows`` (the
+#: studies without them), in the order of ``X_from_rows``.
+STORED = (
+    "calibration_bins",
+    "calibration",
+    "discrimination",
+    "selective_curve",
+    "selective",
+    "consistency",
+    "consistency_samples",
+)
+#: The bin count the stored binned views (calibration, calibration_bins) were computed at;
+#: a connection at another count computes them from rows.
+STORED_BINS = 15
+#: The stored views that depend on the bin count.
+BINNED = frozenset({"calibration_bins", "calibration"})
 
 #: Macros; each is ``sql/macros/<name>.sql``.
 MACROS: tuple[str, ...] = (
@@ -87,12 +115,33 @@ def sql_text(relative: str) -> str:
     return resources.files("relcol.sql").joinpath(relative).read_text(encoding="utf-8")
 
 
-def definitions(skip: Collection[str] = (), only: Collection[str] | None = None) -> list[str]:
+def definitions(
+    skip: Collection[str] = (),
+    only: Collection[str] | None = None,
+    stored: Collection[str] = (),
+) -> list[str]:
     """Every macro and view definition (but the views in ``skip``; of ``only``, when given,
-    only those), in the order they must run."""
-    return [sql_text(f"macros/{m}.sql") for m in MACROS if only is None or m in only] + [
-        sql_text(f"views/{v}.sql") for v in VIEWS if v not in skip and (only is None or v in only)
-    ]
+    only those), in the order they must run; ``stored`` names the views of ``STORED`` whose
+    stored files are given (``stored_X`` reads them; for the others it is empty)."""
+    out = [sql_text(f"macros/{m}.sql") for m in MACROS if only is None or m in only]
+    for view in VIEWS:
+        if view in STORED and (only is None or f"stored_{view}" in only):
+            out.append(_stored_view(view, view in stored))
+        if view not in skip and (only is None or view in only):
+            out.append(sql_text(f"views/{view}.sql"))
+    return out
+
+
+def _stored_view(view: str, present: bool) -> str:
+    """The definition of ``stored_<view>``: the rows of ``view`` stored at commit (at the
+    connection's bin count, for a binned view, only when it is the stored one); without stored
+    files, no rows with the columns of ``<view>_from_rows``."""
+    if not present:
+        return f"CREATE OR REPLACE VIEW stored_{view} AS SELECT * FROM {view}_from_rows LIMIT 0;"
+    rows = f"SELECT * FROM read_parquet(getvariable('relcol_stored_{view}'), hive_partitioning = false)"
+    if view in BINNED:
+        rows += "\nWHERE getvariable('relcol_bins') = getvariable('relcol_stored_bins')"
+    return f"CREATE OR REPLACE VIEW stored_{view} AS\n{rows};"
 
 
 #: Words in a query that ask about the catalog (which views exist): every view is defined.
@@ -121,13 +170,15 @@ def needed(query: str) -> frozenset[str] | None:
     return frozenset(found)
 
 
-_NAMES = frozenset((*MACROS, *VIEWS))
+_NAMES = frozenset((*MACROS, *VIEWS, *(f"stored_{view}" for view in STORED)))
 
 
 @functools.cache
 def _references(name: str) -> frozenset[str]:
     """The macros and views the definitions of ``name`` name (a view and a macro may share
     a name: the view ``calibration`` calls the macro ``calibration``)."""
+    if name.startswith("stored_") and name.removeprefix("stored_") in STORED:
+        return frozenset({f"{name.removeprefix('stored_')}_from_rows"})
     words: set[str] = set()
     for kind, names in (("macros", MACROS), ("views", VIEWS)):
         if name in names:
@@ -219,16 +270,29 @@ def connect(
     return con
 
 
+def _variables(sources: Mapping[str, Sequence[str]], bins: int) -> dict[str, object]:
+    """The DuckDB variables (without their ``relcol_`` prefix) the views read: every source's
+    files (``predictions_unstored``, when not given, is every part: nothing is stored), the
+    connection's bin count and the stored one."""
+    files = {name: list(paths) for name, paths in sources.items()}
+    files.setdefault("predictions_unstored", files.get("predictions", []))
+    return {**files, "bins": int(bins), "stored_bins": STORED_BINS}
+
+
+def _stored(sources: Mapping[str, Sequence[str]]) -> list[str]:
+    """The views of ``STORED`` whose stored files ``sources`` gives."""
+    return [view for view in STORED if sources.get(f"stored_{view}")]
+
+
 def _configure(con, sources, *, bins, sandbox, memory_limit, only) -> None:
-    for name, files in sources.items():
-        con.execute(f"SET VARIABLE relcol_{_identifier(name)} = ?", [list(files)])
-    con.execute("SET VARIABLE relcol_bins = ?", [int(bins)])
+    for name, value in _variables(sources, bins).items():
+        con.execute(f"SET VARIABLE relcol_{_identifier(name)} = ?", [value])
     con.execute("SET enable_progress_bar = false")  # it would print into relcol's own output
     try:
         con.execute("SET memory_limit = ?", [memory_limit or default_memory_limit()])
     except duckdb.Error as exc:
         raise WarehouseError(f"memory limit {memory_limit!r}: {_first_line(exc)}") from None
-    for statement in definitions(_absent(sources), only):
+    for statement in definitions(_absent(sources), only, _stored(sources)):
         _define(con, statement, sources)
     if sandbox:
         # Queries may read the listed files and nothing else, load no extension, spill
@@ -369,11 +433,14 @@ def init_script(
     """The same connection as SQL text, for ``duckdb -init`` (the shell cannot bind parameters)."""
     lines = ["-- relcol: views over the warehouse; generated by `relcol shell`."]
     lines.append(f"SET memory_limit = {sql_literal(memory_limit or default_memory_limit())};")
-    for name, files in sources.items():
-        literal = "[" + ", ".join(sql_literal(f) for f in files) + "]"
+    for name, value in _variables(sources, bins).items():
+        literal = (
+            "[" + ", ".join(sql_literal(f) for f in value) + "]"
+            if isinstance(value, list)
+            else str(int(value))
+        )
         lines.append(f"SET VARIABLE relcol_{_identifier(name)} = {literal};")
-    lines.append(f"SET VARIABLE relcol_bins = {int(bins)};")
-    lines.extend(definitions(_absent(sources)))
+    lines.extend(definitions(_absent(sources), stored=_stored(sources)))
     return "\n".join(lines) + "\n"
 
 

@@ -46,7 +46,15 @@ import polars as pl
 from relcol.checks import check_bins, is_number
 from relcol.errors import ParameterError, WarehouseError
 from relcol.store import _files, _schema
-from relcol.store._sql import connect, damaged, init_script, reading_only
+from relcol.store._sql import (
+    STORED,
+    STORED_BINS,
+    connect,
+    damaged,
+    init_script,
+    reading_only,
+    sql_literal,
+)
 
 ENV = "RELCOL_WAREHOUSE"
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -225,8 +233,17 @@ class Warehouse:
         pattern = "study=*" if study is None else self.study_dir(self.require_study(study)).name
         self.require()
         runs = sorted((self.root / "predictions").glob(f"{pattern}/run_id=*"))
-        out = {"predictions": [str(self.root / "_schema" / "predictions.parquet")]}
-        out["predictions"] += [str(p) for run in runs for p in sorted(run.glob("part-*.parquet"))]
+        schema = str(self.root / "_schema" / "predictions.parquet")
+        out = {"predictions": [schema], "predictions_unstored": [schema]}
+        for run in runs:
+            parts = [str(p) for p in sorted(run.glob("part-*.parquet"))]
+            out["predictions"] += parts
+            if not _has_stored_views(run):
+                out["predictions_unstored"] += parts
+        for view in STORED:
+            files = [str(run / stored_file(view)) for run in runs if _has_stored_views(run)]
+            if files:
+                out[f"stored_{view}"] = files
         for view, (file, _) in SIDE.items():
             out[view] = [str(self.root / "_schema" / f"{view}.parquet")]
             out[view] += [str(run / file) for run in runs if (run / file).exists()]
@@ -281,7 +298,9 @@ class Warehouse:
         new snapshot.
         """
         if timeout is not None and not (is_number(timeout) and timeout > 0):
-            raise ParameterError(f"timeout must be a number of seconds > 0, or None. Got {timeout!r}.")
+            raise ParameterError(
+                f"timeout must be a number of seconds > 0, or None. Got {timeout!r}."
+            )
         bins = check_bins(bins)
         if not isinstance(query, str) or not _has_statement(query):
             raise WarehouseError(f"the SQL query is empty (no statement). Got {query!r}.")
@@ -441,7 +460,9 @@ class Warehouse:
             elif file not in recorded:
                 problems.append(f"{name(path)}: not part of what was committed")
             elif _files.sha256(path) != recorded[file]:
-                problems.append(f"{name(path)}: damaged (its checksum differs from the one recorded)")
+                problems.append(
+                    f"{name(path)}: damaged (its checksum differs from the one recorded)"
+                )
         return problems
 
     def _materialised_studies(self) -> set[str]:
@@ -590,7 +611,9 @@ class Warehouse:
     def _remove_if_empty(self) -> None:
         """Undo ``create`` of a new warehouse, unless another writer has put something in it."""
         try:
-            if any(any((self.root / sub).iterdir()) for sub in ("_staging", "predictions", "metrics")):
+            if any(
+                any((self.root / sub).iterdir()) for sub in ("_staging", "predictions", "metrics")
+            ):
                 return
             shutil.rmtree(self.root)
         except OSError:
@@ -759,10 +782,12 @@ class Staging:
         self.write_side("runs", pl.DataFrame(record, schema=_schema.RUNS))
 
     def commit(self, *, replace: bool) -> None:
-        """Publish the staged study: checksums recorded, every file and folder fsynced, then
-        one rename (or, with ``replace``, one atomic swap with the committed study)."""
+        """Publish the staged study: its stored views written, checksums recorded, every file
+        and folder fsynced, then one rename (or, with ``replace``, one atomic swap with the
+        committed study)."""
         target = self.warehouse.study_dir(self.study)
         source = self.base / f"study={self.study}"
+        self.store_views()
         _files.write_checksums(self.folder)
         _files.fsync_tree(source)
         if replace and target.exists():
@@ -777,6 +802,26 @@ class Staging:
                 ) from None
         _files.fsync_dir(target.parent)
         shutil.rmtree(self.base, ignore_errors=True)
+
+    def store_views(self) -> None:
+        """Write the rows of every view in ``STORED`` for the staged study (at ``STORED_BINS``
+        bins), computed by the views themselves over the staged files, so that queries read
+        them instead of computing them from the long table."""
+        sources = {"predictions": [str(self.warehouse.root / "_schema" / "predictions.parquet")]}
+        sources["predictions"] += [str(p) for p in sorted(self.folder.glob("part-*.parquet"))]
+        for view, (file, _) in SIDE.items():
+            sources[view] = [str(self.warehouse.root / "_schema" / f"{view}.parquet")]
+            sources[view] += [str(self.folder / file)] if (self.folder / file).exists() else []
+        reach = "SELECT * FROM " + ", ".join(STORED)  # defines these views only (`needed`)
+        con = connect(sources, bins=STORED_BINS, sandbox=False, query=reach)
+        try:
+            for view in STORED:
+                path = sql_literal(str(self.folder / stored_file(view)))
+                con.execute(
+                    f"COPY (SELECT * FROM {view}) TO {path} (FORMAT parquet, COMPRESSION zstd)"
+                )
+        finally:
+            con.close()
 
     def _swap(self, source: Path, target: Path) -> None:
         """Put ``source`` at ``target`` and the old study into staging (removed afterwards):
@@ -798,6 +843,17 @@ class Staging:
 
     def discard(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+def stored_file(view: str) -> str:
+    """The file of a run folder that holds the stored rows of ``view`` (one of ``STORED``)."""
+    return f"_stored_{view}.parquet"
+
+
+def _has_stored_views(run: Path) -> bool:
+    """Whether a run folder holds the stored rows of every view in ``STORED`` (else its rows
+    are computed from its parts: written by an older relcol, or a stored file removed)."""
+    return all((run / stored_file(view)).exists() for view in STORED)
 
 
 def write_part_file(frame: pl.DataFrame, path: Path) -> int:

@@ -6,12 +6,10 @@
 --   accuracy, consistently_correct, always_wrong, flipping, distinct_classes,
 --   prediction_entropy, ec_l, ec_l_pooled, ec_g, ec_acc, ec_corr, pa, churn, pa_kappa, pa_v,
 --   kappa_error (see sql/macros/consistency.sql).
--- Inputs: view predictions; macro consistency.
+-- Inputs: views stored_consistency (the rows stored at commit) and consistency_from_rows (the
+--   rest, computed from the long table); macro consistency.
 -- Parameters: none.
 CREATE OR REPLACE VIEW consistency AS
-SELECT
-    study, dataset, model, corruption, severity, label, axis, replicates, strata, pairs,
-    ec_corr_pairs, pa_v_pairs, n,
-    accuracy, consistently_correct, always_wrong, flipping, distinct_classes, prediction_entropy,
-    ec_l, ec_l_pooled, ec_g, ec_acc, ec_corr, pa, churn, pa_kappa, pa_v, kappa_error
-FROM consistency('predictions');
+SELECT *
+FROM (SELECT * FROM stored_consistency UNION ALL BY NAME SELECT * FROM consistency_from_rows)
+ORDER BY study, dataset, model, corruption, severity, label, axis;

@@ -4,11 +4,10 @@
 -- Columns: the cell key, axis, sample_id, y_clean, replicates, strata, accuracy,
 --   consistently_correct, always_wrong, flipping, distinct_classes, prediction_entropy, ec_g,
 --   ec_acc, pa (see sql/macros/consistency_samples.sql).
--- Inputs: view predictions; macro consistency_samples.
+-- Inputs: views stored_consistency_samples (the rows stored at commit) and consistency_samples_from_rows (the
+--   rest, computed from the long table); macro consistency_samples.
 -- Parameters: none.
 CREATE OR REPLACE VIEW consistency_samples AS
-SELECT
-    study, dataset, model, corruption, severity, label, axis, sample_id, y_clean, replicates,
-    strata, accuracy, consistently_correct, always_wrong, flipping, distinct_classes,
-    prediction_entropy, ec_g, ec_acc, pa
-FROM consistency_samples('predictions');
+SELECT *
+FROM (SELECT * FROM stored_consistency_samples UNION ALL BY NAME SELECT * FROM consistency_samples_from_rows)
+ORDER BY study, dataset, model, corruption, severity, label, axis, sample_id;

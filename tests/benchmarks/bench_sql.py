@@ -100,7 +100,7 @@ def baseline_query(con: duckdb.DuckDBPyConnection, sources: dict[str, list[str]]
         name: {
             row[0]: row[1]
             for row in con.execute(
-                "DESCRIBE SELECT * FROM read_parquet(?)", [sources[name][:1]]
+                "DESCRIBE SELECT * FROM read_parquet(?, union_by_name = true)", [sources[name]]
             ).fetchall()
         }
         for name in read_by(view)
@@ -119,7 +119,7 @@ def baseline_query(con: duckdb.DuckDBPyConnection, sources: dict[str, list[str]]
         files = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in sources[source]) + "]"
         group = f" GROUP BY {', '.join(keys)}" if keys else ""
         select = ", ".join([*keys, "count(*)", *sums])
-        parts.append(f"SELECT {select} FROM read_parquet({files}){group}")
+        parts.append(f"SELECT {select} FROM read_parquet({files}, union_by_name = true){group}")
     return " UNION ALL BY NAME ".join(parts) if parts else "SELECT 1"
 
 
@@ -172,18 +172,27 @@ def main() -> None:
         if args.views
         else [v for v in VIEWS if v in sources or not v.startswith("report_")]
     )
-    print(f"{'view':22s} {'scan s':>8s} {'view s':>8s} {'ratio':>7s}  target <= {TARGET_VIEW:g}x")
+    print(f"{'view':30s} {'scan s':>8s} {'view s':>8s} {'ratio':>7s}  target <= {TARGET_VIEW:g}x")
     missed = []
+    # The baseline reads what the view would read without its stored rows: the long table's
+    # columns it needs (a stored view answers from a small file; the fair yardstick is the
+    # GROUP BY scan a DuckDB user would write over the predictions).
+    from_rows = {k: v for k, v in sources.items() if not k.startswith("stored_")}
+    from_rows["predictions_unstored"] = sources["predictions"]
     for view in views:
-        con = connect(sources, sandbox=False, query=f"SELECT * FROM {view}")
+        query = f"SELECT * FROM {view}"
+        con = connect(from_rows, sandbox=False, query=query)
         con.execute("SET threads = ?", [os.cpu_count() or 1])
-        scan = timed(con, baseline_query(con, sources, view), args.view_repeats)
-        spent = timed(con, f"SELECT * FROM {view}", args.view_repeats)
+        scan = timed(con, baseline_query(con, from_rows, view), args.view_repeats)
+        con.close()
+        con = connect(sources, sandbox=False, query=query)
+        con.execute("SET threads = ?", [os.cpu_count() or 1])
+        spent = timed(con, query, args.view_repeats)
         ok = spent <= TARGET_VIEW * scan or spent < INSTANT
         if not ok:
             missed.append(view)
         print(
-            f"{view:22s} {scan:8.3f} {spent:8.3f} {spent / scan:7.1f}  {'meets' if ok else 'MISSES'}",
+            f"{view:30s} {scan:8.3f} {spent:8.3f} {spent / scan:7.1f}  {'meets' if ok else 'MISSES'}",
             flush=True,
         )
         con.close()

@@ -1,0 +1,20 @@
+-- calibration_from_rows: the rows of view calibration computed from the long table, for the studies
+--   whose calibration rows were not stored at commit or when the connection's bin count differs from the stored one (view predictions_binned).
+--   What each row is: calibration and proper scores of every cell, at the connection's bin count.
+-- Grain: one row per cell (study, dataset, model, corruption, severity, label).
+-- Columns: the cell key, n, accuracy, mean_confidence, gap, abs_gap, ece, ece_over,
+--   ece_under, mce, mce_n, ace, rmsce, classwise_ece, ece_null, ece_excess, ece_pvalue, ece_debiased, brier, brier_top,
+--   brier_reliability, brier_resolution, brier_uncertainty, brier_within, nll, nll_top
+--   (see sql/macros/calibration.sql).
+-- Inputs: view predictions_binned; macro calibration.
+-- Parameters: variable relcol_bins (M, set by relcol; default 15); R = 100 ECE₀ draws. Other
+--   values without reconnecting: SELECT * FROM calibration(bins := 10, draws := 1000).
+CREATE OR REPLACE VIEW calibration_from_rows AS
+SELECT
+    study, dataset, model, corruption, severity, label,
+    n, accuracy, mean_confidence, gap, abs_gap, ece, ece_over, ece_under, mce, mce_n, ace, rmsce,
+    classwise_ece,
+    ece_null, ece_excess, ece_pvalue, ece_debiased,
+    brier, brier_top, brier_reliability, brier_resolution, brier_uncertainty, brier_within,
+    nll, nll_top
+FROM calibration('predictions_binned', bins := getvariable('relcol_bins'));
