@@ -141,3 +141,14 @@ def test_a_damaged_stored_file_is_named_by_check_and_by_the_query(warehouse, tmp
         main, ["sql", "--warehouse", str(copy.root), "SELECT * FROM selective"]
     )
     assert fine.exit_code == 0, fine.output
+
+
+def test_the_same_study_stores_the_same_bytes(warehouse, tmp_path):
+    again = relcol.open_warehouse(tmp_path / "warehouse")
+    relcol.ingest(TINY, again)
+
+    def stored(wh: Warehouse) -> dict[str, bytes]:
+        run = next((wh.root / "predictions").glob("study=tiny/run_id=*"))
+        return {view: (run / stored_file(view)).read_bytes() for view in STORED}
+
+    assert stored(again) == stored(warehouse)

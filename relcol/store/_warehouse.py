@@ -35,6 +35,7 @@ import shutil
 import socket
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -43,6 +44,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from relcol._cluster import available_cores
 from relcol.checks import check_bins, is_number
 from relcol.errors import ParameterError, WarehouseError
 from relcol.store import _files, _schema
@@ -812,16 +814,19 @@ class Staging:
         for view, (file, _) in SIDE.items():
             sources[view] = [str(self.warehouse.root / "_schema" / f"{view}.parquet")]
             sources[view] += [str(self.folder / file)] if (self.folder / file).exists() else []
-        reach = "SELECT * FROM " + ", ".join(STORED)  # defines these views only (`needed`)
-        con = connect(sources, bins=STORED_BINS, sandbox=False, query=reach)
-        try:
-            for view in STORED:
-                path = sql_literal(str(self.folder / stored_file(view)))
-                con.execute(
-                    f"COPY (SELECT * FROM {view}) TO {path} (FORMAT parquet, COMPRESSION zstd)"
-                )
-        finally:
-            con.close()
+
+        def store(view: str) -> None:
+            # One thread per query: DuckDB adds a sum's terms in the order its threads meet
+            # them, so only a query on one thread writes the same bytes from the same parts
+            # every time. The views run side by side instead, each on a connection of its own.
+            query = f"SELECT * FROM {view}"
+            path = sql_literal(str(self.folder / stored_file(view)))
+            with connect(sources, bins=STORED_BINS, sandbox=False, query=query) as con:
+                con.execute("SET threads = 1")
+                con.execute(f"COPY ({query}) TO {path} (FORMAT parquet, COMPRESSION zstd)")
+
+        with ThreadPoolExecutor(max_workers=available_cores()) as pool:
+            list(pool.map(store, STORED))
 
     def _swap(self, source: Path, target: Path) -> None:
         """Put ``source`` at ``target`` and the old study into staging (removed afterwards):
