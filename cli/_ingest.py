@@ -100,7 +100,8 @@ _PREDICTION_OPTIONS = {
     type=click.IntRange(min=1),
     default=None,
     help="Local processes for the (dataset, model, seed) fits; 1 runs them in this process. "
-    "The rows are the same whatever N; more than 1 is faster only on free cores.  [default: 1]",
+    "The rows are the same whatever N; more than 1 is faster only on free cores.  "
+    "[default: one per core this process may use]",
 )
 @backend_option("the fits")
 @click.option(
@@ -188,7 +189,7 @@ def ingest(
         replace,
         quiet,
         as_json,
-        reading["jobs"] or 1,
+        reading["jobs"],  # None: one per available core
         reading["backend"] or "local",
         reading["max_rows"],
         allow_outside_paths,
@@ -202,7 +203,7 @@ def _ingest_study(
     replace: bool,
     quiet: bool,
     as_json: bool,
-    jobs: int,
+    jobs: int | None,
     backend: str,
     max_rows: int | None,
     allow_outside_paths: bool,

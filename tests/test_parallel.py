@@ -165,7 +165,7 @@ def test_the_default_is_one_process_per_available_core(monkeypatch):
     assert check_backend("local", 1) == 1
 
 
-def test_the_command_line_runs_in_one_process_unless_given_jobs(
+def test_the_command_line_runs_on_the_available_cores_unless_given_jobs(
     tmp_path, tiny_warehouse, monkeypatch
 ):
     seen = []
@@ -176,15 +176,16 @@ def test_the_command_line_runs_in_one_process_unless_given_jobs(
         return local(fn, tasks, paths, jobs)
 
     monkeypatch.setattr(_parallel, "_local", spy)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _: {0, 1, 2}, raising=False)
     wh = tmp_path / "wh"
     done = CliRunner().invoke(main, ["ingest", "--study", str(TINY), "--warehouse", str(wh), "-q"])
     assert done.exit_code == 0, done.output
-    assert seen == []  # in this process, no pool
+    assert seen == [3]  # one process per core this process may use
     assert parts(relcol.open_warehouse(wh)) == parts(tiny_warehouse)
-    two = CliRunner().invoke(
-        main, ["ingest", "--study", str(TINY), "--warehouse", str(wh), "--replace", "--jobs", "2"]
+    one = CliRunner().invoke(
+        main, ["ingest", "--study", str(TINY), "--warehouse", str(wh), "--replace", "--jobs", "1"]
     )
-    assert two.exit_code == 0 and seen == [2]
+    assert one.exit_code == 0 and seen == [3]  # --jobs 1: in this process, no pool
     assert parts(relcol.open_warehouse(wh)) == parts(tiny_warehouse)
 
 

@@ -8,6 +8,7 @@ backend changes where the work runs, never what it writes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -61,7 +62,7 @@ def _local(
             shared[id(first)] = len(firsts)
             firsts.append(first)
     pool = ProcessPoolExecutor(
-        max_workers=min(jobs, len(tasks)), initializer=_receive, initargs=(firsts,)
+        max_workers=min(jobs, len(tasks)), initializer=_receive, initargs=(firsts, os.getpid())
     )
     finished = False
     try:
@@ -80,8 +81,29 @@ def _local(
 _SHARED: list[Any] = []
 
 
-def _receive(firsts: list[Any]) -> None:
+def _receive(firsts: list[Any], parent: int) -> None:
+    _die_with(parent)
     _SHARED[:] = firsts
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this worker when the process that started it ends, however it
+    ends (a SIGTERM or SIGKILL to an ingest leaves no worker fitting on for minutes). Linux
+    only (``prctl(PR_SET_PDEATHSIG)``); elsewhere a worker ends when it next finds its task
+    queue closed."""
+    import ctypes
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(1)
 
 
 def _call(fn: Callable[..., T], first: int, rest: list[Any], path: Path) -> T:

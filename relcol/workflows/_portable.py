@@ -4,13 +4,16 @@ The variables of ``relcol.study.portable_environment()`` take effect only when a
 starts, so ``relcol.ingest(..., portable=True)`` (and ``relcol ingest --portable``) runs
 the study in a new Python process that has them: the parent sends the loaded study and
 the options (pickled, on the child's stdin); the child runs ``run_study`` and answers on
-its stdout with one line per finished fit (``P <n>``, for the caller's ``progress``) and a
-last line holding the result or the ``RelcolError`` it raised (``R``/``E`` and the pickle
-in hex). A Ctrl-C reaches both processes (one process group): the child discards what it
-staged and stops, and the parent raises ``KeyboardInterrupt`` once it has. A SIGTERM sent
-to the parent alone is passed on to the child.
+a pipe of its own (not its stdout, which its worker processes share: a line they print
+there must not be taken for an answer) with one line per finished fit (``P <n>``, for the
+caller's ``progress``) and a last line holding the result or the ``RelcolError`` it raised
+(``R``/``E`` and the pickle in hex). Whatever the child or its workers print goes to the
+parent's stderr. A Ctrl-C reaches both processes (one process group): the child discards
+what it staged and stops, and the parent raises ``KeyboardInterrupt`` once it has. A
+SIGTERM sent to the parent alone is passed on to the child.
 
-Run as ``python -m relcol.workflows._portable WAREHOUSE``: that is the child.
+Run as ``python -m relcol.workflows._portable WAREHOUSE FD``: that is the child, answering on
+the inherited file descriptor FD.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ class ChildStopped(RelcolError):
     def __init__(self, code: int) -> None:
         self.exit_code = 128 - code if code < 0 else code
         how = f"by signal {-code}" if code < 0 else f"with exit code {code}"
-        super().__init__(f"the portable ingest's child process was stopped {how}; nothing was written")
+        super().__init__(
+            f"the portable ingest's child process was stopped {how}; nothing was written"
+        )
 
 
 def in_portable_process(
@@ -55,18 +60,27 @@ def in_portable_process(
             "variables of relcol.study.portable_environment() instead."
         )
     env = os.environ | portable_environment()
-    child = subprocess.Popen(
-        [sys.executable, "-m", __name__, str(warehouse.root)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        env=env,
-    )
+    read, write = os.pipe()
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-m", __name__, str(warehouse.root), str(write)],
+            stdin=subprocess.PIPE,
+            stdout=2,  # what the child or its workers print: onto our stderr
+            pass_fds=(write,),
+            env=env,
+        )
+    except BaseException:
+        os.close(read)
+        raise
+    finally:
+        os.close(write)  # the child holds its own copy: EOF here once it (and only it) ends
+    answers = os.fdopen(read, "rb")
     answer: tuple[bytes, object] | None = None
-    with _signals_passed_to(child):
+    with answers, _signals_passed_to(child):
         try:
             child.stdin.write(pickle.dumps((study, options)))
             child.stdin.close()
-            for line in child.stdout:
+            for line in answers:
                 kind, _, payload = line.rstrip(b"\n").partition(b" ")
                 if kind == b"P":
                     if progress is not None:
@@ -112,10 +126,12 @@ class _signals_passed_to:
             signal.signal(signum, handler)
 
 
-def _child(root: str) -> int:
-    """Run the study sent on stdin into the warehouse at ``root``; answer on stdout."""
+def _child(root: str, fd: str) -> int:
+    """Run the study sent on stdin into the warehouse at ``root``; answer on ``fd``, which
+    no process it starts inherits."""
     study, options = pickle.loads(sys.stdin.buffer.read())
-    out = sys.stdout.buffer
+    os.set_inheritable(int(fd), False)
+    out = os.fdopen(int(fd), "wb")
 
     def tell(kind: str, payload: bytes) -> None:
         out.write(kind.encode() + b" " + payload + b"\n")
@@ -135,4 +151,4 @@ def _child(root: str) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(_child(sys.argv[1]))
+    sys.exit(_child(sys.argv[1], sys.argv[2]))
