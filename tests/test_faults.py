@@ -134,7 +134,7 @@ def test_check_finds_flipped_bytes_in_a_part_and_names_it(reported):
     assert damaged.stderr == (
         f"damaged: {relative}: damaged (its checksum differs from the one recorded)\n"
     )
-    assert damaged.stdout == "checked 13 files: 1 problem(s)\n"
+    assert damaged.stdout == "checked 20 files: 1 problem(s)\n"
 
 
 def test_check_names_missing_and_stray_files(reported):

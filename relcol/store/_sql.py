@@ -345,14 +345,15 @@ def _defined_view(statement: str) -> str | None:
     return found.group(1) if found else None
 
 
-def default_memory_limit() -> str:
+def default_memory_limit(shares: int = 1) -> str:
     """Half the machine's physical memory, in DuckDB's syntax (a query that needs more
-    spills to disk, then fails with an out-of-memory error, instead of starving the machine)."""
+    spills to disk, then fails with an out-of-memory error, instead of starving the machine);
+    one of ``shares`` equal parts of it, for connections that run at the same time."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
-        return "4GB"
-    return f"{max(total // 2 // 2**20, 256)}MB"
+        total = 8 * 2**30
+    return f"{max(total // 2 // shares // 2**20, 256)}MB"
 
 
 #: The statement types a sandboxed query may hold (DESCRIBE, SUMMARIZE, SHOW, FROM …,

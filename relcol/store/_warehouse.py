@@ -53,6 +53,7 @@ from relcol.store._sql import (
     STORED_BINS,
     connect,
     damaged,
+    default_memory_limit,
     init_script,
     reading_only,
     sql_literal,
@@ -815,17 +816,22 @@ class Staging:
             sources[view] = [str(self.warehouse.root / "_schema" / f"{view}.parquet")]
             sources[view] += [str(self.folder / file)] if (self.folder / file).exists() else []
 
+        workers = min(available_cores(), len(STORED))
+        memory = default_memory_limit(workers)  # the connections share half the memory
+
         def store(view: str) -> None:
             # One thread per query: DuckDB adds a sum's terms in the order its threads meet
             # them, so only a query on one thread writes the same bytes from the same parts
             # every time. The views run side by side instead, each on a connection of its own.
             query = f"SELECT * FROM {view}"
             path = sql_literal(str(self.folder / stored_file(view)))
-            with connect(sources, bins=STORED_BINS, sandbox=False, query=query) as con:
+            with connect(
+                sources, bins=STORED_BINS, sandbox=False, memory_limit=memory, query=query
+            ) as con:
                 con.execute("SET threads = 1")
                 con.execute(f"COPY ({query}) TO {path} (FORMAT parquet, COMPRESSION zstd)")
 
-        with ThreadPoolExecutor(max_workers=available_cores()) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(store, STORED))
 
     def _swap(self, source: Path, target: Path) -> None:
