@@ -37,7 +37,6 @@ VIEWS = (
     "calibration",
     "discrimination_from_rows",
     "discrimination",
-    "selective_curve_from_rows",
     "selective_curve",
     "selective_from_rows",
     "selective",
@@ -59,12 +58,14 @@ VIEWS = (
 #: Views whose rows every commit stores beside the study's parts (``Staging.commit``), so that
 #: a query reads them instead of computing them from the long table: each view ``X`` is its
 #: stored rows (``stored_X``, over the variable ``relcol_stored_X``) and ``X_from_rows`` (the
-#: studies without them), in the order of ``X_from_rows``.
+#: studies without them), in the order of ``X_from_rows``. Each is a few rows per cell;
+#: ``selective_curve`` is not stored: it has a row per distinct confidence of a cell, as many as
+#: the long table has rows when confidences are continuous (174 MB of stored curve for 85 MB of
+#: parts at 10⁷ rows), so storing it would multiply a warehouse's size.
 STORED = (
     "calibration_bins",
     "calibration",
     "discrimination",
-    "selective_curve",
     "selective",
     "consistency",
     "consistency_samples",

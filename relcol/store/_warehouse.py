@@ -829,6 +829,8 @@ class Staging:
                 sources, bins=STORED_BINS, sandbox=False, memory_limit=memory, query=query
             ) as con:
                 con.execute("SET threads = 1")
+                # what does not fit spills into the staging folder, never the caller's folder
+                con.execute("SET temp_directory = ?", [str(self.base / f"spill-{view}")])
                 con.execute(f"COPY ({query}) TO {path} (FORMAT parquet, COMPRESSION zstd)")
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
