@@ -152,3 +152,28 @@ def test_the_same_study_stores_the_same_bytes(warehouse, tmp_path):
         return {view: (run / stored_file(view)).read_bytes() for view in STORED}
 
     assert stored(again) == stored(warehouse)
+
+
+def test_a_study_whose_views_run_out_of_memory_is_committed_without_them(tmp_path, monkeypatch):
+    import duckdb
+
+    from relcol.store import _warehouse
+
+    real = _warehouse.connect
+
+    def connect_running_out(sources, *, query=None, **options):
+        if query == "SELECT * FROM consistency":  # a step DuckDB cannot spill
+            raise duckdb.OutOfMemoryException("Out of Memory Error: failed to allocate 64.0 MiB")
+        return real(sources, query=query, **options)
+
+    monkeypatch.setattr(_warehouse, "connect", connect_running_out)
+    wh = relcol.open_warehouse(tmp_path / "warehouse")
+    with pytest.warns(RuntimeWarning, match="per-cell views of study 'tiny' were not stored"):
+        relcol.ingest(TINY, wh)
+    monkeypatch.setattr(_warehouse, "connect", real)
+    run = next((wh.root / "predictions").glob("study=tiny/run_id=*"))
+    assert not list(run.glob("_stored_*")) and wh.check().problems == []
+    sources = wh.sources()
+    assert not any(k.startswith("stored_") for k in sources)
+    assert sources["predictions_unstored"] == sources["predictions"]
+    assert answer(sources, "SELECT * FROM consistency").height > 0

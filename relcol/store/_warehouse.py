@@ -34,6 +34,7 @@ import secrets
 import shutil
 import socket
 import threading
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -833,8 +834,20 @@ class Staging:
                 con.execute("SET temp_directory = ?", [str(self.base / f"spill-{view}")])
                 con.execute(f"COPY ({query}) TO {path} (FORMAT parquet, COMPRESSION zstd)")
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(store, STORED))
+        try:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                list(pool.map(store, STORED))
+        except duckdb.OutOfMemoryException as exc:
+            # Some of the views' steps cannot spill to disk. Without its stored rows the study
+            # answers the same from its rows, more slowly: better than losing the ingest.
+            for view in STORED:
+                (self.folder / stored_file(view)).unlink(missing_ok=True)
+            warnings.warn(
+                f"the per-cell views of study {self.study!r} were not stored (DuckDB: "
+                f"{str(exc).splitlines()[0]}); queries compute them from its rows",
+                RuntimeWarning,
+                stacklevel=2,
+            )
 
     def _swap(self, source: Path, target: Path) -> None:
         """Put ``source`` at ``target`` and the old study into staging (removed afterwards):
