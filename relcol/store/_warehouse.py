@@ -36,7 +36,7 @@ import socket
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -791,7 +791,7 @@ class Staging:
         committed study)."""
         target = self.warehouse.study_dir(self.study)
         source = self.base / f"study={self.study}"
-        self.store_views()
+        self._store_or_warn()
         _files.write_checksums(self.folder)
         _files.fsync_tree(source)
         if replace and target.exists():
@@ -819,6 +819,7 @@ class Staging:
 
         workers = min(available_cores(), len(STORED))
         memory = default_memory_limit(workers)  # the connections share half the memory
+        running: list[duckdb.DuckDBPyConnection] = []
 
         def store(view: str) -> None:
             # One thread per query: DuckDB adds a sum's terms in the order its threads meet
@@ -829,14 +830,41 @@ class Staging:
             with connect(
                 sources, bins=STORED_BINS, sandbox=False, memory_limit=memory, query=query
             ) as con:
-                con.execute("SET threads = 1")
-                # what does not fit spills into the staging folder, never the caller's folder
-                con.execute("SET temp_directory = ?", [str(self.base / f"spill-{view}")])
-                con.execute(f"COPY ({query}) TO {path} (FORMAT parquet, COMPRESSION zstd)")
+                running.append(con)
+                try:
+                    con.execute("SET threads = 1")
+                    # what does not fit spills into the staging folder, never the caller's
+                    con.execute("SET temp_directory = ?", [str(self.base / f"spill-{view}")])
+                    con.execute(f"COPY ({query}) TO {path} (FORMAT parquet, COMPRESSION zstd)")
+                finally:
+                    running.remove(con)
 
+        pool = ThreadPoolExecutor(max_workers=workers)
+        futures = [pool.submit(store, view) for view in STORED]
         try:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
-                list(pool.map(store, STORED))
+            # wait in short steps: a Ctrl-C is raised here only between them
+            while not all(f.done() for f in futures):
+                wait(futures, timeout=0.2, return_when=FIRST_EXCEPTION)
+                if any(f.done() and f.exception() is not None for f in futures):
+                    break
+            for future in futures:
+                future.result()
+        except BaseException:
+            # a Ctrl-C, or one view failing: start no other view, stop those still running
+            pool.shutdown(wait=False, cancel_futures=True)
+            for con in list(running):
+                try:
+                    con.interrupt()
+                except duckdb.Error:  # it has just ended
+                    pass
+            raise
+        finally:
+            pool.shutdown(wait=True)
+
+    def _store_or_warn(self) -> None:
+        """``store_views``; a study whose views run out of memory is committed without them."""
+        try:
+            self.store_views()
         except duckdb.OutOfMemoryException as exc:
             # Some of the views' steps cannot spill to disk. Without its stored rows the study
             # answers the same from its rows, more slowly: better than losing the ingest.
