@@ -299,6 +299,11 @@ OPTIONS = [
     ("sql-missing-query", ["sql"], "Missing argument 'QUERY'"),
     ("sql-syntax", ["sql", "SELEC 1"], "SQL error"),
     ("sql-unknown-view", ["sql", "SELECT * FROM predictionz"], "SQL error"),
+    (
+        "sql-interval",
+        ["sql", "SELECT [INTERVAL 1 DAY] AS gap"],
+        "a type a Polars frame cannot hold: gap (INTERVAL[])",
+    ),
     ("sql-copy-out", ["sql", "COPY predictions TO 'stolen.csv'"], "reading statements only"),
     ("sql-drop", ["sql", "DROP VIEW predictions"], "reading statements only"),
     ("sql-read-file", ["sql", "SELECT * FROM read_csv('/etc/passwd')"], "Permission Error"),

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import polars as pl
 import pytest
@@ -259,6 +261,23 @@ def test_sql_takes_parameters_and_reports_errors_in_one_line(tiny_warehouse):
     with pytest.raises(WarehouseError, match=r"^SQL error: .*nope") as info:
         tiny_warehouse.sql("SELECT nope FROM predictions")
     assert "\n" not in str(info.value)
+
+
+def test_sql_results_keep_duckdbs_types_and_name_those_polars_cannot_hold(tiny_warehouse):
+    query = (
+        "SELECT 1.5::DECIMAL(4, 1) AS d, 'a'::ENUM('a', 'b') AS e, [1, 2]::INTEGER[2] AS a, "
+        "{'x': 1} AS s, MAP {'k': 1} AS m, TIMESTAMPTZ '2026-01-01 10:00+00' AS t"
+    )
+    out = tiny_warehouse.sql(query)
+    assert out.schema == duckdb.sql(query).pl().schema  # as DuckDB's own conversion gives
+    assert out.row(0) == duckdb.sql(query).pl().row(0)
+    for query, named in [
+        ("SELECT 1 AS n, INTERVAL 3 DAY AS gap", "gap (INTERVAL)"),
+        ("SELECT {'x': union_value(k := 1)} AS u", "u (STRUCT(x UNION(k INTEGER)))"),
+        ("SELECT MAP {'k': INTERVAL 1 DAY} AS m", "m (MAP(VARCHAR, INTERVAL))"),
+    ]:
+        with pytest.raises(WarehouseError, match=re.escape(f"cannot hold: {named}; cast it")):
+            tiny_warehouse.sql(query)
 
 
 @pytest.mark.parametrize(

@@ -349,7 +349,7 @@ class Warehouse:
                 timer.daemon = True
                 timer.start()
             relation = con.sql(query, params=params)
-            return pl.DataFrame() if relation is None else relation.pl()
+            return pl.DataFrame() if relation is None else _frame(relation)
         except (duckdb.Error, RuntimeError) as exc:
             if expired.is_set():
                 raise WarehouseError(
@@ -680,6 +680,31 @@ def _identities(sources: dict[str, list[str]]) -> list[tuple[int, int] | None]:
 
 class _Failed(Exception):
     """A query failed; `Warehouse.sql` decides whether the warehouse changed under it."""
+
+
+#: DuckDB types Polars cannot hold (anywhere in a column's type, nested or not).
+_UNHELD = {"interval", "union"}
+
+
+def _frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
+    """A query's result as a Polars frame, through the Arrow C stream interface: no pyarrow
+    (nor numpy) import, which is most of `relcol sql`'s start-up beyond DuckDB's own."""
+
+    def unheld(kind) -> bool:
+        if kind.id in _UNHELD:
+            return True
+        children = kind.children if kind.id in ("list", "array", "struct", "map") else []
+        # an array's children also hold its size, an int
+        return any(unheld(child) for _, child in children if hasattr(child, "id"))
+
+    columns = zip(relation.columns, relation.types, strict=True)
+    found = [f"{name} ({kind})" for name, kind in columns if unheld(kind)]
+    if found:
+        raise WarehouseError(
+            f"the result has a column of a type a Polars frame cannot hold: {', '.join(found)}; "
+            "cast it in the query (e.g. to VARCHAR)"
+        )
+    return pl.DataFrame(relation)
 
 
 #: metrics/<this>/study=<S>.json: the checksums of one study's materialised tables.
