@@ -106,7 +106,7 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
     # whole-matrix temporaries would each be fresh memory (page faults cost more than the
     # arithmetic), and the product of a block is still a large GEMM
     for lo in range(0, len(d), _BLOCK_ROWS):
-        out[lo : lo + _BLOCK_ROWS] = _exact_block(d[lo : lo + _BLOCK_ROWS], w, w_max)
+        _exact_block(d[lo : lo + _BLOCK_ROWS], w, w_max, out[lo : lo + _BLOCK_ROWS])
     return out
 
 
@@ -114,7 +114,7 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
 _BLOCK_ROWS = 2048
 
 
-def _exact_block(d: np.ndarray, w: np.ndarray, w_max: float) -> np.ndarray:
+def _exact_block(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> None:
     rows, parts, rest = np.arange(len(d)), [], d  # parts: (rows of d, their part)
     for _ in range(PRODUCT_PARTS):
         # 2^e > w_max·Σ|rest| (frexp: m·2^e with ½ ≤ m < 1); steps of 2^(e − 52)
@@ -128,9 +128,10 @@ def _exact_block(d: np.ndarray, w: np.ndarray, w_max: float) -> np.ndarray:
             break
         rows, rest = rows[left], rest[left]
     products = np.vstack([part for _, part in parts]) @ w
-    out = np.zeros((len(d), w.shape[1]))
-    start = 0
-    for index, _ in parts:  # in order: the first parts, then what is left of them …
+    # in order: the first parts (every row; + 0.0 turns a −0.0 into 0.0, as adding it to 0
+    # would), then what is left of them …
+    np.add(products[: len(d)], 0.0, out=out)
+    start = len(d)
+    for index, _ in parts[1:]:
         out[index] += products[start : start + len(index)]
         start += len(index)
-    return out
