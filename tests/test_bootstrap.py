@@ -166,9 +166,9 @@ def test_a_gemm_replicate_equals_the_metric_on_explicitly_weighted_rows(replicat
     for name in LINEAR:
         got = result.values[name][:, replicate]
         np.testing.assert_allclose(got, column(table, name), rtol=0, atol=1e-12, err_msg=name)
-    for name in RANK_METRICS:  # exact levels (fewer than 1024); Float32 arithmetic
+    for name in RANK_METRICS:  # exact levels (fewer than 1024): Float32 counts, Float64 ratios
         got = result.values[name][:, replicate]
-        np.testing.assert_allclose(got, column(table, name), rtol=0, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(got, column(table, name), rtol=0, atol=1e-12, err_msg=name)
 
 
 def test_ace_replicates_keep_the_point_estimates_bins():
@@ -278,6 +278,53 @@ def test_rank_metrics_of_level_counts():
         assert padded[name] == pytest.approx(plain[name], abs=1e-15)
     none_wrong = rank_metrics(np.array([1.0, 2]), np.array([0.0, 0]))
     assert np.isnan(none_wrong["auroc"]) and np.isnan(none_wrong["aupr_error"])
+
+
+def test_rank_metrics_of_weighted_counts_equal_the_suite_on_the_rows_they_count():
+    # 600 groups × 40 levels of Poisson counts, as the replicates hand them over (Float32,
+    # levels often empty, a column sometimes all right or all wrong): each column expanded
+    # into its rows (confidence = the level) and measured by the Polars suite's builders
+    rng = np.random.default_rng(11)
+    levels, groups, coverage, risk = 40, 600, 0.7, 0.1
+    right = rng.poisson(rng.uniform(0, 2, groups), (levels, groups)).astype(np.float32)
+    wrong = rng.poisson(rng.uniform(0, 1, groups), (levels, groups)).astype(np.float32)
+    right[:, 0], wrong[:, 1] = 0, 0  # no right rows; no wrong rows
+    got = rank_metrics(right.reshape(levels, 20, 30), wrong.reshape(levels, 20, 30), coverage, risk)
+    level, group = np.meshgrid(np.arange(levels), np.arange(groups), indexing="ij")
+    rows = pl.DataFrame(
+        {
+            "group": np.concatenate(
+                [np.repeat(group.ravel(), c.ravel().astype(int)) for c in (right, wrong)]
+            ),
+            "confidence": np.concatenate(
+                [np.repeat(level.ravel() / levels, c.ravel().astype(int)) for c in (right, wrong)]
+            ),
+            "correct": np.repeat([True, False], [int(right.sum()), int(wrong.sum())]),
+        }
+    )
+    suite = (
+        rows.group_by("group")
+        .agg(
+            metrics.auroc(),
+            metrics.aupr_success(),
+            metrics.aupr_error(),
+            metrics.fpr_at_95tpr(),
+            metrics.aurc(),
+            metrics.aurc_optimal(),
+            metrics.e_aurc(),
+            metrics.risk_at_coverage(coverage=coverage),
+            metrics.coverage_at_risk(risk=risk),
+        )
+        .sort("group")
+    )
+    assert suite["group"].to_list() == list(range(groups))
+    for name in RANK_METRICS:
+        expected = suite[name].fill_null(np.nan).to_numpy()
+        np.testing.assert_allclose(
+            got[name].ravel(), expected, rtol=1e-12, atol=1e-14, err_msg=name
+        )
+    one_sided = (right.sum(0) == 0) | (wrong.sum(0) == 0)
+    assert one_sided[:2].all() and np.array_equal(np.isnan(got["auroc"].ravel()), one_sided)
 
 
 def test_bin_metrics_skip_empty_bins():

@@ -9,7 +9,7 @@ the report's code with B = 1000 and assert, for every metric of ``INTERVAL_METRI
 the per-bin accuracy intervals, a realised coverage within [0.93, 0.97] widened by two
 Monte Carlo standard errors beyond that band's ends where the band is missed by less (see
 ``within``); and that each metric of ``NO_INTERVAL`` misses the band in at least one of
-them, so the README's reasons stay true. ``python tests/benchmarks/coverage.py`` prints
+them, so the README's reasons stay true. ``python tests/benchmarks/coverage_table.py`` prints
 the full table (every law at n = 100, 300, 1000).
 """
 

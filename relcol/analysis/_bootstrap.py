@@ -931,7 +931,8 @@ def _rank_replicates(
         c1 = min(n_cells, c0 + _KERNEL_CELLS)
         k, width = c1 - c0, int(size[c0:c1].max())
         lo, hi = bounds[c0], bounds[c1]
-        row = (grid[lo:hi] * 2 + part["z"][lo:hi].astype(np.int64)) * k + cell[lo:hi] - c0
+        # right and wrong rows in two halves: each half is contiguous for the kernel
+        row = (part["z"][lo:hi].astype(np.int64) * width + grid[lo:hi]) * k + cell[lo:hi] - c0
         level_counts = _level_counts(
             row,
             part["sid"][lo:hi],
@@ -939,8 +940,8 @@ def _rank_replicates(
             width * 2 * k,
             n_samples,
             wt32,
-        ).reshape(width, 2, k, -1)  # exact small integers
-        metrics = rank_metrics(level_counts[:, 1], level_counts[:, 0], ctx.coverage, ctx.risk)
+        ).reshape(2, width, k, -1)  # exact small integers
+        metrics = rank_metrics(level_counts[1], level_counts[0], ctx.coverage, ctx.risk)
         for name in RANK_METRICS:
             out[name][c0:c1] = metrics[name]
     return out
