@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import os
 import signal
 import sys
 import threading
@@ -69,3 +70,35 @@ def check() -> None:
     """Raise KeyboardInterrupt if Ctrl-C arrived, even if something swallowed it."""
     if _received.is_set():
         raise KeyboardInterrupt
+
+
+class Hold:
+    """Ctrl-C held back from here until ``release()``: a SIGINT meanwhile is recorded, then
+    delivered by ``release()`` as the handler in force before would have delivered it
+    (relcol's records it and raises KeyboardInterrupt). For a step that must not stop half
+    way, such as publishing a report's tables into the warehouse and its folder, which belong
+    together. Off the main thread it holds nothing (Python delivers signals to the main
+    thread only)."""
+
+    def __init__(self) -> None:
+        self._caught: tuple | None = None
+        self._held = threading.current_thread() is threading.main_thread()
+        if self._held:
+            self._previous = signal.signal(signal.SIGINT, self._record)
+
+    def _record(self, signum, frame) -> None:
+        self._caught = (signum, frame)
+
+    def release(self) -> None:
+        if not self._held:
+            return
+        self._held = False
+        # None: a handler not installed from Python; Python's own is the nearest
+        previous = signal.default_int_handler if self._previous is None else self._previous
+        signal.signal(signal.SIGINT, previous)
+        if self._caught is None or previous is signal.SIG_IGN:
+            return
+        if callable(previous):
+            previous(*self._caught)
+        else:  # SIG_DFL: the default action, as the signal would have had
+            os.kill(os.getpid(), signal.SIGINT)

@@ -351,6 +351,55 @@ def test_a_really_full_disk_is_one_line_for_report_and_ingest(reported, tmp_path
         assert list(disk.iterdir()) == []  # the new warehouse was removed again
 
 
+def test_a_held_ctrl_c_waits_for_the_release_and_then_arrives_as_before():
+    code = (
+        "import os, signal\n"
+        "from relcol import _interrupts\n"
+        "for installed in (False, True):\n"
+        "    if installed:\n"
+        "        _interrupts.install()\n"
+        "    quiet = _interrupts.Hold()\n"
+        "    quiet.release()\n"
+        "    quiet.release()\n"
+        "    hold = _interrupts.Hold()\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    print('held', _interrupts.received(), flush=True)\n"
+        "    try:\n"
+        "        hold.release()\n"
+        "    except KeyboardInterrupt:\n"
+        "        print('raised', _interrupts.received(), flush=True)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    # Python's own handler, then relcol's (which also records the signal for exit code 130)
+    assert done.stdout == "held False\nraised False\nheld False\nraised True\n"
+
+
+def test_ctrl_c_between_the_tables_and_the_folder_of_a_report_waits_for_both(reported, tmp_path):
+    wh, out = reported, tmp_path / "again"
+    code = (
+        "import os, signal\n"
+        "from relcol import _interrupts\n"
+        "import relcol.workflows._report_pages as pages\n"
+        "_interrupts.install()\n"
+        "publish = pages.publish_folder\n"
+        "def interrupted(staged, target):  # the tables are published; the folder is next\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    publish(staged, target)\n"
+        "pages.publish_folder = interrupted\n"
+        "try:\n"
+        f"    pages.report({str(wh.root)!r}, study='small', out={str(out)!r}, bootstrap=20)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('stopped after both')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout == "stopped after both\n", done.stderr
+    assert (out / "index.html").exists() and not list(tmp_path.glob(".again.*.partial"))
+    sums = json.loads((wh.root / "metrics/_checksums/study=small.json").read_text())["sha256"]
+    assert "trends/study=small.parquet" in sums  # the tables of this report (B = 20), published
+    assert relcol.open_warehouse(wh.root).check().problems == []
+
+
 def test_ctrl_c_at_any_moment_of_a_report_exits_130_and_leaves_nothing_half_written(
     reported, tmp_path
 ):

@@ -79,6 +79,7 @@ def report(
         staged = staged_folder(out_dir)
     except OSError as exc:
         raise OutputError(_cannot_write_report(out_dir, exc)) from None
+    hold = None
     try:
         settings = {"bins": bins, "bootstrap": bootstrap, "alpha": alpha, "tau": tau}
         settings |= {"margin": margin, "seed": seed, "intervals": intervals}
@@ -95,6 +96,9 @@ def report(
             advance("warehouse")
             write_report(staged, tables=tables, meta=meta, progress=advance)
             interrupts.check()
+            # the tables (published as this block ends) and the report folder belong
+            # together: a Ctrl-C from here waits until both are published
+            hold = interrupts.Hold()
         publish_folder(staged, out_dir)
     except Exception as exc:
         cause = os_error(exc)  # a full disk, a folder made read-only meanwhile …
@@ -103,6 +107,8 @@ def report(
         raise OutputError(_cannot_write_report(out_dir, cause)) from None
     finally:
         shutil.rmtree(staged, ignore_errors=True)
+        if hold is not None:
+            hold.release()  # a Ctrl-C that came meanwhile: now, after both are published
     html = out_dir / "index.html"
     table = tables["calibration"]
     ml = tables.get("multilabel")  # labels by name, not code
