@@ -920,8 +920,8 @@ def _rank_replicates(
     """Per cell × (1 + B): the rank metrics on the grouped levels, from H · W.
 
     Cells go through the kernel a few at a time as (levels × cells × replicates) arrays,
-    padded with empty levels at the top (which change no metric): each of its row-by-row
-    running sums then adds a few thousand numbers at once."""
+    padded with empty levels at the top (which change no metric), the right and the wrong
+    counts each one contiguous array."""
     cell, grid = part["cell"], part["grid"]
     size = np.zeros(n_cells, dtype=np.int64)
     np.maximum.at(size, cell, grid + 1)

@@ -11,7 +11,8 @@ builder of this package, formula for formula, and ``REGISTRY`` names it as the m
 - ``moment_metrics`` gives Cohen's d and the point-biserial r from the confidence moments of
   right and wrong rows, through the Polars formulas themselves;
 - ``rank_metrics`` gives the rank metrics (AUROC, AUPR, the selective-prediction
-  summaries) from weighted counts per confidence level;
+  summaries) from weighted counts per confidence level, in one loop over the levels
+  compiled with numba (``relcol.metrics._compiled``): numpy needs some thirty passes;
 - ``row_mean`` gives a per-row score's mean (Brier, NLL) from its sum.
 
 With unit weights they reproduce the suite's tables (``tests/test_registry_contract.py``).
