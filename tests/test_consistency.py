@@ -652,3 +652,24 @@ def test_the_chunked_table_equals_one_pass(rows, monkeypatch):
     chunks = chunk_spans(_studies.cells_of(rows.lazy())["n"].to_list(), 60)
     assert len(list(chunks)) >= 5
     assert_frame_equal(_studies.consistency_table(rows.lazy()), whole)
+
+
+def test_a_stopped_table_ends_before_its_next_chunk(rows, monkeypatch):
+    import threading
+
+    from relcol.workflows import _studies
+    from relcol.workflows._beside import Stopped
+
+    monkeypatch.setattr(_studies, "CONSISTENCY_CHUNK_ROWS", 60)
+    stop, planned = threading.Event(), []
+
+    def plans(chunk):
+        planned.append(chunk)
+        if len(planned) == 2:
+            stop.set()  # asked to stop while the second chunk is computed
+        return [consistency(chunk, CELL)]
+
+    monkeypatch.setattr(_studies, "_consistency_plans", plans)
+    with pytest.raises(Stopped):
+        _studies.consistency_table(rows.lazy(), stop=stop)
+    assert len(planned) == 2  # of five or more

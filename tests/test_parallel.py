@@ -198,3 +198,86 @@ def test_jobs_none_runs_on_the_available_cores(tmp_path, tiny_warehouse, monkeyp
     relcol.ingest(TINY, wh, jobs=None)
     assert seen == [2]
     assert parts(wh) == parts(tiny_warehouse)
+
+
+# Work beside the caller's (the report's consistency table beside its statistical layer) ------
+
+
+def test_work_beside_gives_its_result_or_its_own_error():
+    import threading
+
+    from relcol.workflows._beside import beside
+
+    def work(x, *, stop):
+        if x < 0:
+            raise ParameterError(f"x must be >= 0. Got {x}.")
+        return x * x, threading.current_thread() is threading.main_thread()
+
+    with beside(work, 3) as pending:
+        assert pending.result() == (9, False)  # in a thread of its own
+    with beside(work, 3, inline=True) as pending:
+        assert pending.done() and pending.result() == (9, True)  # here, before the block
+    with beside(work, -1) as pending, pytest.raises(ParameterError, match="Got -1"):
+        pending.result()
+
+
+def test_leaving_the_block_by_an_error_stops_the_work_and_does_not_wait():
+    import threading
+
+    from relcol.workflows._beside import Stopped, beside
+
+    started, steps = threading.Event(), []
+
+    def work(*, stop):
+        started.set()
+        while len(steps) < 100:  # 10 s unless stopped
+            if stop.is_set():
+                raise Stopped
+            steps.append(1)
+            time.sleep(0.1)
+
+    begin = time.monotonic()
+    with pytest.raises(KeyError), beside(work) as pending:
+        started.wait(5)
+        raise KeyError("the caller's own work failed")
+    assert time.monotonic() - begin < 1  # the error goes on at once
+    with pytest.raises(Stopped):
+        pending.result(timeout=5)  # and the work ends at its next step
+    assert len(steps) < 20
+
+
+def test_an_error_of_the_consistency_table_reaches_the_report(tiny_warehouse, monkeypatch):
+    from relcol.errors import InputError
+    from relcol.workflows import _report_tables
+
+    def failing(*args, **kwargs):
+        raise InputError("consistency: a stratum has no replicates")
+
+    monkeypatch.setattr(_report_tables, "consistency_table", failing)
+    with pytest.raises(InputError, match="no replicates"):
+        _report_tables.report_tables(tiny_warehouse, "tiny", bootstrap=20)
+
+
+def test_a_failing_statistical_layer_stops_the_consistency_table(tiny_warehouse, monkeypatch):
+    import threading
+
+    from relcol.workflows import _report_tables
+    from relcol.workflows._beside import Stopped
+
+    asked = threading.Event()
+
+    def slow(*args, stop, **kwargs):
+        if stop.wait(10):  # a long table, asked to stop between its chunks
+            asked.set()
+            raise Stopped
+
+    def failing(*args, **kwargs):
+        raise ParameterError("the statistical layer failed")
+
+    monkeypatch.setattr(_report_tables, "consistency_table", slow)
+    monkeypatch.setattr(_report_tables, "statistical_tables", failing)
+    begin = time.monotonic()
+    with pytest.raises(ParameterError, match="statistical layer failed"):
+        _report_tables.report_tables(tiny_warehouse, "tiny", bootstrap=20)
+    assert time.monotonic() - begin < 8
+    assert asked.wait(5)

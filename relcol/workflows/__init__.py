@@ -10,6 +10,8 @@
 - ``_example_runs``: the built-in email example beside the seed document's table;
 - ``_report_tables``: every table the report shows, computed before anything is drawn;
 - ``_report_pages``: the report itself (tables, materialised views, HTML, terminal lines);
+- ``_beside``: a step run in a thread beside another (the consistency table beside the
+  statistical layer), stopped when the other fails;
 - ``_shared``: what they share (a warehouse from a path, the engine choice, a run's spec).
 
 Every write goes through ``Warehouse.commit``; nothing here draws (``relcol.report`` does).

@@ -11,6 +11,7 @@ draws these tables.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import ExitStack
 
 import polars as pl
 
@@ -33,6 +34,7 @@ from relcol.checks import check_bins, check_int, check_interval, check_seed
 from relcol.errors import ParameterError
 from relcol.metrics import by_chunks
 from relcol.store import CELL, Warehouse
+from relcol.workflows._beside import beside
 from relcol.workflows._external_predictions import by_class, confidence_sources, soft_agreement
 from relcol.workflows._multilabel_scores import multilabel, multilabel_bins, multilabel_statistics
 from relcol.workflows._recalibration_runs import recalibration
@@ -108,9 +110,19 @@ def report_tables(
     if compare is not None:  # a reference that is not a model fails before any work
         models = wh.sql("SELECT DISTINCT model FROM predictions WHERE study = ?", [study])
         model_references(sorted(models["model"].drop_nulls()), compare, baseline)
-    with chunk_runner(wh, study, backend, jobs) as chunks:
+    with chunk_runner(wh, study, backend, jobs) as chunks, ExitStack() as stack:
         metric_tables, cells = _metric_tables(wh, study, bins=bins, chunks=chunks)
-        consistency = consistency_table(wh.predictions(study), cells, chunks=chunks)
+        # mostly serial Polars work: computed beside the statistical layer, it takes the
+        # core the bootstrap leaves idle (on Dask the cluster spreads it: computed here)
+        pending = stack.enter_context(
+            beside(
+                consistency_table,
+                wh.predictions(study),
+                cells,
+                chunks=chunks,
+                inline=chunks is not None,
+            )
+        )
         tables = {
             **metric_tables,
             "corruptions": wh.sql("SELECT * FROM corruptions WHERE study = ?", [study]),
@@ -141,6 +153,7 @@ def report_tables(
             tables["calibration"] = tables["calibration"].with_columns(
                 bootstrap=pl.lit(bootstrap, pl.Int32)
             )
+        consistency = pending.result()
     tables |= _consistency_tables(wh, study, tables["calibration"], consistency, card)
     tables |= monitoring_tables(wh, study, bins=bins, replicates=bootstrap, alpha=alpha, seed=seed)
     tables |= figure_tables(tables, cells)

@@ -10,8 +10,10 @@
 from __future__ import annotations
 
 import os
+import threading
 import tomllib
 from collections.abc import Callable
+from functools import partial
 
 import polars as pl
 
@@ -22,6 +24,7 @@ from relcol.checks import check_int
 from relcol.metrics import by_chunks
 from relcol.store import CELL, IngestResult, Warehouse
 from relcol.study import MAX_ROWS, SCORECARD, Study, load_study, run_study
+from relcol.workflows._beside import Stopped
 from relcol.workflows._portable import in_portable_process
 from relcol.workflows._shared import from_engine, study_of, warehouse_of
 
@@ -210,22 +213,33 @@ CONSISTENCY_CHUNK_ROWS = 300_000
 
 
 def consistency_table(
-    predictions: pl.LazyFrame, cells: pl.DataFrame | None = None, *, chunks=None
+    predictions: pl.LazyFrame,
+    cells: pl.DataFrame | None = None,
+    *,
+    chunks=None,
+    stop: threading.Event | None = None,
 ) -> pl.DataFrame:
     """The consistency table in Polars, one chunk of whole cells at a time (``cells``: the
     cells with their rows ``n``, if known; ``chunks(cells, plans)``: where the chunks are
-    computed, default ``by_chunks`` here)."""
+    computed, default ``by_chunks`` here; ``stop``: once set, ``Stopped`` is raised before
+    the next chunk here, as ``relcol.workflows._beside.beside`` asks)."""
     cells = cells_of(predictions) if cells is None else cells
-    plans = _consistency_plans
     if chunks is None:
+        plans = _consistency_plans if stop is None else partial(_until_stopped, stop)
         [frame] = by_chunks(predictions, cells, CELL, plans, budget=CONSISTENCY_CHUNK_ROWS)
     else:
-        [frame] = chunks(cells, plans)
+        [frame] = chunks(cells, _consistency_plans)
     return frame.sort([*CELL, "axis"], nulls_last=True)
 
 
 def _consistency_plans(rows: pl.LazyFrame) -> list[pl.LazyFrame]:
     return [metrics.consistency(rows, CELL)]
+
+
+def _until_stopped(stop: threading.Event, rows: pl.LazyFrame) -> list[pl.LazyFrame]:
+    if stop.is_set():
+        raise Stopped
+    return _consistency_plans(rows)
 
 
 def cells_of(predictions: pl.LazyFrame) -> pl.DataFrame:
