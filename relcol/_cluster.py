@@ -1,4 +1,6 @@
-"""The one place a Dask client is opened, for every command with ``--backend dask``.
+"""Where work runs beside this process: the cores it may use, worker processes that end with
+it (``die_with``), and the one place a Dask client is opened, for every command with
+``--backend dask``.
 
 The cluster at ``$DASK_SCHEDULER_ADDRESS`` when it is set (its workers must have relcol
 installed and see the warehouse at the same path); else a ``LocalCluster`` of single-threaded
@@ -34,6 +36,26 @@ def check_backend(backend: str, jobs: int | None) -> int:
                 "backend 'dask' needs dask.distributed: pip install 'relcol[dask]'"
             ) from None
     return jobs
+
+
+def die_with(parent: int) -> None:
+    """Have the kernel kill this worker when the process that started it ends, however it
+    ends (a SIGTERM or SIGKILL to an ingest or a report leaves no worker running on). Linux
+    only (``prctl(PR_SET_PDEATHSIG)``); elsewhere a worker ends when it next finds its task
+    queue closed."""
+    import ctypes
+    import signal
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it ended before the request took effect
+        os._exit(1)
 
 
 def available_cores() -> int:

@@ -288,7 +288,7 @@ def test_report_reports_progress(tiny_warehouse, tmp_path):
     calls = []
     relcol.report(tiny_warehouse, study="tiny", out=tmp_path, progress=lambda *a: calls.append(a))
     steps = [c[0] for c in calls]
-    assert steps == ["tables", "warehouse", *SECTIONS, "files"]
+    assert steps == ["tables", "warehouse", *SECTIONS, "figures", "files"]
     assert [c[1] for c in calls] == list(range(1, len(calls) + 1))
     assert {c[2] for c in calls} == {len(calls)}
 

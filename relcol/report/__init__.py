@@ -7,6 +7,7 @@ imported only when a figure is drawn.
 
 from __future__ import annotations
 
+from relcol.report._drawing import drawing_workers, page_workers
 from relcol.report._figures import (
     OKABE_ITO,
     confidence_figure,
@@ -42,8 +43,10 @@ __all__ = [
     "consistency_figure",
     "degradation_curve",
     "degradation_figure",
+    "drawing_workers",
     "figure_svg",
     "model_styles",
+    "page_workers",
     "realised_rates_table",
     "realised_trends_table",
     "reliability_diagram",

@@ -22,10 +22,10 @@ from relcol.analysis import (
     SCORECARD_RELIABILITY_ECE as RELIABILITY_ECE,
 )
 from relcol.analysis import require_columns, sort_by_appearance
+from relcol.report._drawing import drawn_svg
 from relcol.report._figures import (
     Styles,
     consistency_figure,
-    figure_svg,
     model_styles,
     scorecard_figure,
 )
@@ -121,8 +121,14 @@ def _consistency(table: pl.DataFrame, styles: Styles, *, panels: bool) -> str:
             )
         )
         if panels and not curves.is_empty() and set(curves["axis"]) & {"seed", "repeat"}:
-            fig = consistency_figure(curves, title=name, styles=styles)
-            svg = figure_svg(fig, id_prefix=f"cons{block}", label=f"Consistency panels for {name}")
+            svg = drawn_svg(
+                consistency_figure,
+                curves,
+                title=name,
+                styles=styles,
+                id_prefix=f"cons{block}",
+                label=f"Consistency panels for {name}",
+            )
             parts.append(
                 figure(
                     svg,
@@ -255,8 +261,13 @@ def _scorecard(card: pl.DataFrame, styles: Styles) -> str:
     single = card.filter(pl.col("label").is_null()) if "label" in card.columns else card
     studies = single["study"].n_unique() if "study" in single.columns else 1
     if not single.is_empty() and studies == 1:
-        fig = scorecard_figure(single, styles=styles)
-        svg = figure_svg(fig, id_prefix="score", label="Robustness scorecard per model and dataset")
+        svg = drawn_svg(
+            scorecard_figure,
+            single,
+            styles=styles,
+            id_prefix="score",
+            label="Robustness scorecard per model and dataset",
+        )
         panel = figure(
             svg,
             "Stability S, resilience R, reliability L and their weighted robustness per model "

@@ -28,6 +28,7 @@ from relcol.checks import check_bins
 from relcol.errors import InputError
 from relcol.report._classes import by_class_section
 from relcol.report._consistency_section import consistency_section
+from relcol.report._drawing import drawing, page_workers
 from relcol.report._exports import Exports, collecting, flat
 from relcol.report._figures import model_styles
 from relcol.report._layout import anchors
@@ -105,8 +106,9 @@ def write_report(
         ``spec``, ``run_id``, ``versions``, ``created``, ``rows``, ``draws``,
         ``bootstrap``, ``level``.
     progress
-        Called with a step's name as each section is rendered (:data:`SECTIONS`),
-        then with ``"files"`` once everything is written.
+        Called with a step's name as each section is written (:data:`SECTIONS`), then
+        with ``"figures"`` once its figures are drawn, and with ``"files"`` once everything
+        is written.
 
     Returns
     -------
@@ -145,8 +147,9 @@ def render_html(
 ) -> str:
     """The report page as a string; :func:`write_report` without the files.
 
-    ``progress``, when given, is called with a section's name as each is done
-    (:data:`SECTIONS` lists them in page order).
+    ``progress``, when given, is called with a section's name as each is written
+    (:data:`SECTIONS` lists them in page order), then with ``"figures"`` once the figures
+    are drawn.
     """
     page, _ = _render(tables, meta, progress)
     return page
@@ -231,7 +234,9 @@ def _render(
     tables = name_labels_in(tables)
     builders = _builders()
     sections = []
-    with collecting() as exports:
+    # the figures are drawn once the sections are written, beside this process for a large study
+    rows = meta.get("rows") or int(calibration.get_column("n").sum())
+    with collecting() as exports, drawing(page_workers(rows)) as figures:
         for name in SECTIONS:
             build = builders.get(name)
             html = _call(build, tables, context) if build is not None else None
@@ -239,6 +244,9 @@ def _render(
                 sections.append(html)
             if progress is not None:
                 progress(name)
+        body = figures.fill("\n".join(sections))
+    if progress is not None:
+        progress("figures")
     nav = "\n".join(
         f'<li><a href="#{escape(anchor)}">{heading}</a></li>'
         for anchor, heading in anchors(sections)
@@ -248,7 +256,7 @@ def _render(
         css=_CSS,
         header=header(study, meta),
         nav=nav,
-        body="\n".join(sections),
+        body=body,
     )
     return page, exports
 

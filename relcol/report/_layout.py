@@ -13,6 +13,8 @@ from html import escape
 
 import polars as pl
 
+from relcol.report._drawing import then
+
 
 def section(anchor: str, heading: str, body: str, *, lead: str | None = None) -> str:
     """A top-level section; its id and heading become an entry of the page's navigation."""
@@ -30,13 +32,19 @@ def figure(svg: str, caption: str, *, css: str = "") -> str:
     """An inline SVG figure (made compact: :func:`compact_svg`) with its caption (``caption``
     is HTML); ``css``: the figure's classes (``wide``: the full width of the page)."""
     attrs = f' class="{css}"' if css else ""
+    svg = then(svg, fitted)  # a figure drawn later (relcol.report._drawing): when it is
+    return f"<figure{attrs}>\n{svg}\n<figcaption>{caption}</figcaption>\n</figure>"
+
+
+def fitted(svg: str) -> str:
+    """``svg`` made compact (:func:`compact_svg`) and, when drawn small, widened."""
     svg = compact_svg(svg)
     width = re.search(r'<svg [^>]*?width="([0-9.]+)pt"', svg)
     if width is not None and float(width[1]) * 4 / 3 < MIN_FIGURE_PX:
         # A figure of few panels is drawn small: widen it (its text grows with it) so that
         # it reads, up to the width of its column.
         svg = svg.replace(">", f' style="width: min(100%, {MIN_FIGURE_PX}px)">', 1)
-    return f"<figure{attrs}>\n{svg}\n<figcaption>{caption}</figcaption>\n</figure>"
+    return svg
 
 
 #: Figures narrower than this (CSS pixels) are widened to it, or to their column's width.

@@ -19,10 +19,10 @@ from great_tables import GT
 
 from relcol.analysis import require_columns, sort_by_appearance, with_stage
 from relcol.metrics import labels, view_metrics
+from relcol.report._drawing import drawn_svg
 from relcol.report._figures import (
     Styles,
     correctness_figure,
-    figure_svg,
     model_styles,
     risk_coverage_figure,
 )
@@ -81,9 +81,15 @@ def discrimination_section(
                 (r["model"], r["corruption"], r["severity"]): r["auroc"]
                 for r in _single_label(part).iter_rows(named=True)
             }
-            fig = correctness_figure(rows, edges=bins, title=name, styles=styles, auroc=auroc)
-            svg = figure_svg(
-                fig, id_prefix=f"conf{index}", label=f"Confidence distributions for {name}"
+            svg = drawn_svg(
+                correctness_figure,
+                rows,
+                edges=bins,
+                title=name,
+                styles=styles,
+                auroc=auroc,
+                id_prefix=f"conf{index}",
+                label=f"Confidence distributions for {name}",
             )
             parts.append(
                 figure(
@@ -126,8 +132,14 @@ def selective_section(
         parts = []
         rows = _same_dataset(curves, part)
         if rows is not None and not rows.is_empty():
-            fig = risk_coverage_figure(rows, title=name, styles=styles)
-            svg = figure_svg(fig, id_prefix=f"rc{index}", label=f"Risk–coverage curves for {name}")
+            svg = drawn_svg(
+                risk_coverage_figure,
+                rows,
+                title=name,
+                styles=styles,
+                id_prefix=f"rc{index}",
+                label=f"Risk–coverage curves for {name}",
+            )
             parts.append(
                 figure(
                     svg,

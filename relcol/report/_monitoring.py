@@ -15,7 +15,7 @@ from great_tables import GT
 
 from relcol.analysis import ALERT_COLUMNS, STREAM
 from relcol.metrics import labels
-from relcol.report._figures import figure_svg
+from relcol.report._drawing import drawn_svg
 from relcol.report._layout import figure, section
 from relcol.report._tables import TOP_SCORE_LABELS, grouped_table, table_html
 
@@ -55,8 +55,11 @@ def monitoring_section(
     parts = []
     for index, part in enumerate(metrics.partition_by(list(STREAM), maintain_order=True), start=1):
         name = _stream_name(part.row(0, named=True), metrics)
-        svg = figure_svg(
-            _figure(part, name, checks),
+        svg = drawn_svg(
+            _figure,
+            part,
+            name,
+            checks,
             id_prefix=f"mon{index}",
             label=f"Calibration per period for {name}",
         )

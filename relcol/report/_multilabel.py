@@ -16,6 +16,7 @@ single-label ones); without the bootstrap the macro rank rows are
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from html import escape
 
 import polars as pl
@@ -29,11 +30,11 @@ from relcol.analysis import (
 )
 from relcol.analysis import MULTILABEL_INTERVALS as INTERVALS
 from relcol.metrics import labels
+from relcol.report._drawing import drawn_svg
 from relcol.report._figures import (
     _RC,
     _plain,
     confidence_figure,
-    figure_svg,
     model_styles,
     reliability_figure,
     risk_coverage_figure,
@@ -241,7 +242,7 @@ def _figures(tables, multilabel: pl.DataFrame, *, bins: int) -> list[str]:
             "reliability",
             "mlrel",
             "Reliability diagrams",
-            lambda part, **kw: reliability_figure(part, edges=bins, **kw),
+            partial(reliability_figure, edges=bins),
             "reliability diagrams, a row per label and one for micro (every pair pooled). "
             "Vertical lines: Wilson intervals of each bin's accuracy on its distinct test "
             "samples (none below 5); n: the rows in the panel.",
@@ -250,7 +251,7 @@ def _figures(tables, multilabel: pl.DataFrame, *, bins: int) -> list[str]:
             "confidence_histogram",
             "mlconf",
             "Confidence distributions",
-            lambda part, **kw: confidence_figure(part, edges=bins, auroc=auroc, **kw),
+            partial(confidence_figure, edges=bins, auroc=auroc),
             "confidence of right (filled) and wrong (line) decisions, each as a share of its "
             "own count, a row per label and one for micro; AUROC in each panel.",
         ),
@@ -278,8 +279,14 @@ def _figures(tables, multilabel: pl.DataFrame, *, bins: int) -> list[str]:
             part, name, index, prefix=prefix, heading=heading, draw=draw, caption=caption,
             styles=styles,
         ) -> str:  # fmt: skip
-            fig = draw(part, title=name, styles=styles)
-            svg = figure_svg(fig, id_prefix=f"{prefix}{index}", label=f"{heading}: {name}")
+            svg = drawn_svg(
+                draw,
+                part,
+                title=name,
+                styles=styles,
+                id_prefix=f"{prefix}{index}",
+                label=f"{heading}: {name}",
+            )
             return figure(svg, f"{escape(name)}: {caption}")
 
         body = by_dataset(rows, render)
@@ -344,8 +351,11 @@ def _heatmaps(grid: pl.DataFrame, *, bins: int) -> str:
         name = " / ".join(str(cell[k]) for k in ("dataset", "model", "corruption"))
         if cells.get_column("severity").n_unique() > 1:
             name += f" / d = {cell['severity']:g}"
-        svg = figure_svg(
-            heatmap_figure(part, bins=bins, title=name),
+        svg = drawn_svg(
+            heatmap_figure,
+            part,
+            bins=bins,
+            title=name,
             id_prefix=f"mlheat{i}",
             label=f"Label by confidence-bin heatmap of accuracy minus confidence for {name}",
         )

@@ -15,11 +15,11 @@ import polars as pl
 
 from relcol.analysis import MIN_BIN_SAMPLES
 from relcol.metrics import labels
+from relcol.report._drawing import drawn_svg
 from relcol.report._figures import (
     PANELS,
     Styles,
     degradation_figure,
-    figure_svg,
     reliability_figure,
 )
 from relcol.report._layout import by_dataset, figure, section
@@ -127,8 +127,15 @@ def degradation_section(
         if "realised_rate" in drawn.columns:
             part = drawn.drop("realised_rate", "diverges")
             realised = drawn.filter(pl.col("diverges")).get_column("corruption").unique().to_list()
-        fig = degradation_figure(drawn, title=name, styles=styles, realised=realised)
-        svg = figure_svg(fig, id_prefix=f"deg{index}", label=f"Degradation curves for {name}")
+        svg = drawn_svg(
+            degradation_figure,
+            drawn,
+            title=name,
+            styles=styles,
+            realised=realised,
+            id_prefix=f"deg{index}",
+            label=f"Degradation curves for {name}",
+        )
         caption = (
             f"{escape(name)}: accuracy, mean confidence, ECE and the gap Δ = mean confidence − "
             "accuracy against corruption severity d (thin lines: single labels)."
@@ -201,8 +208,15 @@ def reliability_section(
         )
         models = part.get_column("model").unique(maintain_order=True).to_list()
         if part.get_column("corruption").n_unique() > 1 or len(models) < 3:
-            fig = reliability_figure(part, edges=bins, title=name, styles=styles)
-            svg = figure_svg(fig, id_prefix=f"rel{index}", label=f"Reliability diagrams for {name}")
+            svg = drawn_svg(
+                reliability_figure,
+                part,
+                edges=bins,
+                title=name,
+                styles=styles,
+                id_prefix=f"rel{index}",
+                label=f"Reliability diagrams for {name}",
+            )
             caption = (
                 f"{escape(name)}: reliability diagrams, a row per model; n is the cell's number "
                 f"of predictions (every seed and repeat).{drawn}"
@@ -212,11 +226,15 @@ def reliability_section(
         # maps of a recalibrated study, say): a figure per model, side by side instead.
         figures = []
         for number, model in enumerate(models, start=1):
-            fig = reliability_figure(
-                part.filter(pl.col("model") == model), edges=bins, title=model, styles=styles
+            svg = drawn_svg(
+                reliability_figure,
+                part.filter(pl.col("model") == model),
+                edges=bins,
+                title=model,
+                styles=styles,
+                id_prefix=f"rel{index}-{number}",
+                label=f"Reliability diagrams for {name}: {model}",
             )
-            label = f"Reliability diagrams for {name}: {model}"
-            svg = figure_svg(fig, id_prefix=f"rel{index}-{number}", label=label)
             figures.append(figure(svg, escape(model)))
         caption = (
             f"{escape(name)}: reliability diagrams, one per model; n is the cell's number of "

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from relcol._cluster import BACKENDS, available_cores, check_backend, dask_client
+from relcol._cluster import BACKENDS, available_cores, check_backend, dask_client, die_with
 
 __all__ = ["BACKENDS", "available_cores", "check_backend", "run_tasks"]
 
@@ -82,28 +82,8 @@ _SHARED: list[Any] = []
 
 
 def _receive(firsts: list[Any], parent: int) -> None:
-    _die_with(parent)
+    die_with(parent)
     _SHARED[:] = firsts
-
-
-def _die_with(parent: int) -> None:
-    """Have the kernel kill this worker when the process that started it ends, however it
-    ends (a SIGTERM or SIGKILL to an ingest leaves no worker fitting on for minutes). Linux
-    only (``prctl(PR_SET_PDEATHSIG)``); elsewhere a worker ends when it next finds its task
-    queue closed."""
-    import ctypes
-    import signal
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # it ended before the request took effect
-        os._exit(1)
 
 
 def _call(fn: Callable[..., T], first: int, rest: list[Any], path: Path) -> T:

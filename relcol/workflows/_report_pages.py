@@ -15,7 +15,7 @@ import polars as pl
 from relcol import _interrupts as interrupts
 from relcol.analysis import name_label_codes
 from relcol.errors import OutputError, WarehouseError
-from relcol.report import SECTIONS, terminal_summary, write_report
+from relcol.report import SECTIONS, drawing_workers, page_workers, terminal_summary, write_report
 from relcol.store import MATERIALISED, Warehouse, os_error, publish_folder, staged_folder
 from relcol.workflows._report_tables import ECE_NULL_DRAWS, report_tables
 from relcol.workflows._shared import study_of
@@ -61,10 +61,11 @@ def report(
     ``"dask"``) and ``jobs`` where the per-cell tables are computed (``report_tables``).
 
     ``progress``, when given, is called as ``progress(step, done, total)`` after each step
-    (``"tables"``, ``"warehouse"``, each section of the page, ``"files"``), with ``total``
-    the same in every call, so a caller can draw a progress bar on its first call.
+    (``"tables"``, ``"warehouse"``, each section of the page, ``"figures"``, ``"files"``),
+    with ``total`` the same in every call, so a caller can draw a progress bar on its first
+    call.
     """
-    steps = ["tables", "warehouse", *SECTIONS, "files"]
+    steps = ["tables", "warehouse", *SECTIONS, "figures", "files"]
     done = iter(range(1, len(steps) + 1))
 
     def advance(step: str) -> None:
@@ -85,20 +86,23 @@ def report(
         settings |= {"margin": margin, "seed": seed, "intervals": intervals}
         settings |= {"noise": noise, "stability_at": stability_at, "resilience_at": resilience_at}
         settings |= {"compare": compare, "backend": backend, "jobs": jobs}
-        tables, meta = _report_content(wh, study, settings)
-        advance("tables")
-        # everything is written to staging first and published only once all of it is
-        # written: a failure (a full disk, a table with no rows, Ctrl-C) changes nothing
-        with wh.materialise(study) as materialised:
-            for view, name in MATERIALISED.items():
-                if name in tables:
-                    materialised.write(view, tables[name])
-            advance("warehouse")
-            write_report(staged, tables=tables, meta=meta, progress=advance)
-            interrupts.check()
-            # the tables (published as this block ends) and the report folder belong
-            # together: a Ctrl-C from here waits until both are published
-            hold = interrupts.Hold()
+        # the page's figures are drawn beside this process for a large study: its workers
+        # start now, to be ready when the tables are
+        with drawing_workers(page_workers(_rows(wh, study))):
+            tables, meta = _report_content(wh, study, settings)
+            advance("tables")
+            # everything is written to staging first and published only once all of it is
+            # written: a failure (a full disk, a table with no rows, Ctrl-C) changes nothing
+            with wh.materialise(study) as materialised:
+                for view, name in MATERIALISED.items():
+                    if name in tables:
+                        materialised.write(view, tables[name])
+                advance("warehouse")
+                write_report(staged, tables=tables, meta=meta, progress=advance)
+                interrupts.check()
+                # the tables (published as this block ends) and the report folder belong
+                # together: a Ctrl-C from here waits until both are published
+                hold = interrupts.Hold()
         publish_folder(staged, out_dir)
     except Exception as exc:
         cause = os_error(exc)  # a full disk, a folder made read-only meanwhile …
@@ -120,6 +124,15 @@ def report(
     )
     summary = "\n".join(s for s in (summary, sources_summary(tables)) if s)
     return ReportResult(study=study, out=out_dir, html=html, calibration=table, summary=summary)
+
+
+def _rows(wh: Warehouse, study: str) -> int:
+    """The study's predictions (from the Parquet footers), or 0 if they cannot be counted:
+    then the tables' own reads say what is wrong."""
+    try:
+        return wh.predictions(study).select(pl.len()).collect().item()
+    except Exception:
+        return 0
 
 
 def _report_content(wh: Warehouse, study: str, settings: dict):

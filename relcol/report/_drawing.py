@@ -1,0 +1,190 @@
+"""The page's figures, drawn in worker processes beside this one when the page is large.
+
+Drawing is most of the page's time (matplotlib builds and exports every panel in Python) and
+uses one core. Inside ``drawing(workers)``, ``drawn_svg`` does not draw: it records the figure
+and returns a placeholder. When the sections are written, ``Drawing.fill`` draws every
+recorded figure, here and in the workers at once (each worker is kept two figures ahead,
+this process draws the others in turn), and puts each in its placeholder.
+The page is the same, byte for byte, as when every figure is drawn where it is asked for:
+``figure_svg`` depends on the figure alone.
+
+``relcol report`` starts the workers (``drawing_workers``) before it computes the tables, so
+that their imports (matplotlib, Polars, the report modules: about 2 s of one core) are done
+when the page is drawn; they end with the report, killed if it fails or is interrupted, and
+the kernel kills them if this process dies first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from relcol._cluster import available_cores, die_with
+from relcol.report._figures import figure_svg
+
+#: A study of fewer rows than this has its page drawn here: its figures take less time than a
+#: worker's start.
+PARALLEL_ROWS = 200_000
+#: Worker processes at most, beside this one.
+MAX_WORKERS = 3
+
+
+def page_workers(rows: int) -> int:
+    """The worker processes that draw the page of a study of ``rows`` predictions beside this
+    one: none for a small study or a single core, else one per further core (at most
+    ``MAX_WORKERS``)."""
+    if rows < PARALLEL_ROWS:
+        return 0
+    return max(0, min(MAX_WORKERS, available_cores() - 1))
+
+
+@dataclass
+class _Figure:
+    """One figure to draw: ``build(*args, **kwargs)`` exported by ``figure_svg``, then each of
+    ``steps`` applied to the SVG in order (``then``)."""
+
+    build: Callable[..., Any]
+    args: tuple
+    kwargs: dict
+    id_prefix: str
+    label: str | None
+    steps: list[Callable[[str], str]] = field(default_factory=list)
+
+
+def _draw(figure: _Figure) -> str:
+    svg = figure_svg(
+        figure.build(*figure.args, **figure.kwargs), id_prefix=figure.id_prefix, label=figure.label
+    )
+    for step in figure.steps:
+        svg = step(svg)
+    return svg
+
+
+_PLACEHOLDER = re.compile(r"<!--relcol-figure-(\d+)-->")
+
+
+class Drawing:
+    """The figures of one page: recorded by ``drawn_svg``, drawn by ``fill`` (here, and on
+    ``workers`` processes of ``pool`` when there is one)."""
+
+    def __init__(self, pool=None, workers: int = 0) -> None:
+        self.figures: list[_Figure] = []
+        self.pool, self.workers = pool, workers
+
+    def add(self, figure: _Figure) -> str:
+        self.figures.append(figure)
+        return f"<!--relcol-figure-{len(self.figures) - 1}-->"
+
+    def then(self, placeholder: str, step: Callable[[str], str]) -> str | None:
+        match = _PLACEHOLDER.fullmatch(placeholder)
+        if match is None:
+            return None
+        self.figures[int(match[1])].steps.append(step)
+        return placeholder
+
+    def fill(self, html: str) -> str:
+        """``html`` with every placeholder replaced by its figure, drawn now."""
+        svgs = self._draw_all()
+        return _PLACEHOLDER.sub(lambda m: svgs[int(m[1])], html)
+
+    def _draw_all(self) -> list[str]:
+        if self.pool is None or len(self.figures) < 2:
+            return [_draw(figure) for figure in self.figures]
+        waiting = deque(range(len(self.figures)))
+        svgs: list[str] = [""] * len(waiting)
+        running: dict[Future, int] = {}
+        while waiting or running:
+            # each worker has one figure to draw and the next one queued, so it never waits
+            # for this process to hand it work; this process draws the others in turn
+            while waiting and len(running) < 2 * self.workers:
+                index = waiting.popleft()
+                running[self.pool.submit(_draw, self.figures[index])] = index
+            if waiting:
+                index = waiting.popleft()
+                svgs[index] = _draw(self.figures[index])
+                done = [future for future in running if future.done()]
+            else:
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                svgs[running.pop(future)] = future.result()
+        return svgs
+
+
+_ACTIVE: ContextVar[Drawing | None] = ContextVar("relcol_drawing", default=None)
+_WORKERS: ContextVar[tuple | None] = ContextVar("relcol_drawing_workers", default=None)
+
+
+@contextmanager
+def drawing_workers(workers: int) -> Iterator[None]:
+    """``workers`` processes, started now, that draw the figures of the pages written inside
+    the block: started before a report's tables, their imports are done by the page. They
+    end with the block, killed if it ends by an error or Ctrl-C."""
+    if not workers:
+        yield
+        return
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(
+        max_workers=workers, initializer=_start_worker, initargs=(os.getpid(),)
+    )
+    pool.submit(_warm)
+    token = _WORKERS.set((pool, workers))
+    finished = False
+    try:
+        yield
+        finished = True
+    finally:
+        _WORKERS.reset(token)
+        pool.shutdown(wait=True, kill_workers=not finished)
+
+
+@contextmanager
+def drawing(workers: int) -> Iterator[Drawing]:
+    """Figures asked for inside the block (``drawn_svg``) are recorded, to be drawn by the
+    ``Drawing``'s ``fill`` here and on the workers of an enclosing ``drawing_workers``
+    block, else on ``workers`` processes of its own."""
+    with ExitStack() as stack:
+        if _WORKERS.get() is None:
+            stack.enter_context(drawing_workers(workers))
+        pages = Drawing(*(_WORKERS.get() or ()))
+        token = _ACTIVE.set(pages)
+        try:
+            yield pages
+        finally:
+            _ACTIVE.reset(token)
+
+
+def drawn_svg(
+    build: Callable[..., Any], *args, id_prefix: str, label: str | None = None, **kwargs
+) -> str:
+    """``figure_svg(build(*args, **kwargs), id_prefix=…, label=…)``: the figure's SVG, or inside
+    ``drawing`` a placeholder for it. ``build`` and its arguments go to another process
+    there: a module-level function (or a ``functools.partial`` of one) and picklable values."""
+    figure = _Figure(build, args, kwargs, id_prefix, label)
+    pages = _ACTIVE.get()
+    return _draw(figure) if pages is None else pages.add(figure)
+
+
+def then(svg: str, step: Callable[[str], str]) -> str:
+    """``step(svg)``; for the placeholder of a figure not drawn yet, ``step`` is applied when
+    it is (in the process that draws it: a module-level function)."""
+    pages = _ACTIVE.get()
+    placeholder = None if pages is None else pages.then(svg, step)
+    return step(svg) if placeholder is None else placeholder
+
+
+def _start_worker(parent: int) -> None:
+    die_with(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the page's to handle
+
+
+def _warm() -> None:
+    from matplotlib.backends import backend_agg, backend_svg  # noqa: F401

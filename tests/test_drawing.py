@@ -1,0 +1,100 @@
+"""The page's figures drawn on worker processes: the same page byte for byte, a figure's error
+as its own, and no worker left behind by an error or Ctrl-C."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+import relcol
+from relcol.errors import InputError
+from relcol.report import _drawing
+from relcol.report._drawing import (
+    MAX_WORKERS,
+    PARALLEL_ROWS,
+    drawing,
+    drawing_workers,
+    drawn_svg,
+    page_workers,
+)
+from tests.test_parallel import linux_only, pool_workers
+
+
+def _figures_drawn_here(monkeypatch) -> list[str]:
+    """The id of each figure this process draws (a worker draws with its own module)."""
+    here, draw = [], _drawing._draw
+
+    def counted(figure):
+        here.append(figure.id_prefix)
+        return draw(figure)
+
+    monkeypatch.setattr(_drawing, "_draw", counted)
+    return here
+
+
+def test_a_page_drawn_on_a_worker_is_the_page_drawn_here(tiny_warehouse, tmp_path, monkeypatch):
+    serial = relcol.report(tiny_warehouse, study="tiny", out=tmp_path / "a", bootstrap=0)
+    here = _figures_drawn_here(monkeypatch)
+    with drawing_workers(1):
+        beside = relcol.report(tiny_warehouse, study="tiny", out=tmp_path / "b", bootstrap=0)
+    figures = serial.html.read_text().count("<svg ")
+    assert figures >= 6
+    # the worker is kept two figures ahead: it draws two at least, this process the rest
+    assert len(here) <= figures - 2
+    assert beside.html.read_bytes() == serial.html.read_bytes()
+
+
+def _failing_figure(rows: int):
+    raise InputError(f"calibration: {rows} rows, none with a confidence")
+
+
+def test_a_figure_that_fails_on_a_worker_fails_the_page_with_its_own_error(monkeypatch):
+    from relcol.report._figures import degradation_figure
+    from tests.test_analysis import DIVERGING_CALIBRATION as CALIBRATION
+
+    here = _figures_drawn_here(monkeypatch)
+    with (
+        pytest.raises(InputError, match="3 rows, none with a confidence"),
+        drawing_workers(1),
+        drawing(0) as figures,
+    ):
+        # the first two go to the worker; the one that fails is drawn there
+        html = drawn_svg(_failing_figure, 3, id_prefix="f")
+        html += "".join(
+            drawn_svg(degradation_figure, CALIBRATION, id_prefix=f"d{i}") for i in range(3)
+        )
+        assert html.count("<!--relcol-figure-") == 4  # recorded, not drawn yet
+        figures.fill(html)
+    assert "f" not in here and "d0" not in here  # both were handed to the worker first
+
+
+@linux_only
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, InputError])
+def test_workers_end_with_their_block_even_when_it_fails(stop):
+    with pytest.raises(stop), drawing_workers(1):
+        deadline = time.monotonic() + 30
+        while not pool_workers() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(pool_workers()) == 1
+        raise stop("stopped")
+    assert pool_workers() == []
+
+
+def test_small_studies_and_single_cores_draw_here(monkeypatch):
+    monkeypatch.setattr(_drawing, "available_cores", lambda: 8)
+    assert page_workers(PARALLEL_ROWS - 1) == 0
+    assert page_workers(PARALLEL_ROWS) == MAX_WORKERS == 3
+    monkeypatch.setattr(_drawing, "available_cores", lambda: 2)
+    assert page_workers(10**8) == 1
+    monkeypatch.setattr(_drawing, "available_cores", lambda: 1)
+    assert page_workers(10**8) == 0
+
+
+def test_outside_a_drawing_block_a_figure_is_drawn_at_once():
+    from relcol.report._figures import degradation_figure, figure_svg
+    from tests.test_analysis import DIVERGING_CALIBRATION as CALIBRATION
+
+    svg = drawn_svg(degradation_figure, CALIBRATION, id_prefix="d", label="curves")
+    assert svg.startswith("<svg ")
+    assert svg == figure_svg(degradation_figure(CALIBRATION), id_prefix="d", label="curves")
