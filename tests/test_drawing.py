@@ -81,6 +81,32 @@ def test_workers_end_with_their_block_even_when_it_fails(stop):
     assert pool_workers() == []
 
 
+@linux_only
+def test_the_figures_of_a_worker_that_died_are_drawn_here(monkeypatch):
+    import os
+    import signal
+
+    from relcol.report._figures import degradation_figure
+    from tests.test_analysis import DIVERGING_CALIBRATION as CALIBRATION
+
+    here = _figures_drawn_here(monkeypatch)
+    with drawing_workers(1), drawing(0) as figures:
+        html = "".join(
+            drawn_svg(degradation_figure, CALIBRATION, id_prefix=f"d{i}") for i in range(4)
+        )
+        deadline = time.monotonic() + 30
+        while not pool_workers() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [worker] = pool_workers()
+        os.kill(worker, signal.SIGKILL)  # as the kernel's out-of-memory killer would
+        page = figures.fill(html)
+    assert sorted(here) == ["d0", "d1", "d2", "d3"]
+    assert page == "".join(
+        drawn_svg(degradation_figure, CALIBRATION, id_prefix=f"d{i}") for i in range(4)
+    )
+    assert pool_workers() == []
+
+
 def test_small_studies_and_single_cores_draw_here(monkeypatch):
     monkeypatch.setattr(_drawing, "available_cores", lambda: 8)
     assert page_workers(PARALLEL_ROWS - 1) == 0

@@ -11,7 +11,8 @@ The page is the same, byte for byte, as when every figure is drawn where it is a
 ``relcol report`` starts the workers (``drawing_workers``) before it computes the tables, so
 that their imports (matplotlib, Polars, the report modules: about 2 s of one core) are done
 when the page is drawn; they end with the report, killed if it fails or is interrupted, and
-the kernel kills them if this process dies first.
+the kernel kills them if this process dies first. A worker that dies (killed, out of memory)
+leaves its figures to this process.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import re
 import signal
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import FIRST_COMPLETED, BrokenExecutor, Future, wait
 from contextlib import ExitStack, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -96,10 +97,16 @@ class Drawing:
         return _PLACEHOLDER.sub(lambda m: svgs[int(m[1])], html)
 
     def _draw_all(self) -> list[str]:
-        if self.pool is None or len(self.figures) < 2:
-            return [_draw(figure) for figure in self.figures]
+        svgs: list[str | None] = [None] * len(self.figures)
+        if self.pool is not None and len(self.figures) > 1:
+            try:
+                self._draw_beside(svgs)
+            except BrokenExecutor:  # a worker died (killed, out of memory): the rest here
+                self.pool = None
+        return [_draw(f) if svg is None else svg for f, svg in zip(self.figures, svgs, strict=True)]
+
+    def _draw_beside(self, svgs: list[str | None]) -> None:
         waiting = deque(range(len(self.figures)))
-        svgs: list[str] = [""] * len(waiting)
         running: dict[Future, int] = {}
         while waiting or running:
             # each worker has one figure to draw and the next one queued, so it never waits
@@ -115,7 +122,6 @@ class Drawing:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
                 svgs[running.pop(future)] = future.result()
-        return svgs
 
 
 _ACTIVE: ContextVar[Drawing | None] = ContextVar("relcol_drawing", default=None)
