@@ -236,11 +236,11 @@ def test_leaving_the_block_by_an_error_stops_the_work_and_does_not_wait():
             steps.append(1)
             time.sleep(0.1)
 
-    begin = time.monotonic()
     with pytest.raises(KeyError), beside(work) as pending:
         started.wait(5)
+        failed = time.monotonic()
         raise KeyError("the caller's own work failed")
-    assert time.monotonic() - begin < 1  # the error goes on at once
+    assert time.monotonic() - failed < 2  # the error goes on at once
     with pytest.raises(Stopped):
         pending.result(timeout=5)  # and the work ends at its next step
     assert len(steps) < 20
@@ -271,13 +271,15 @@ def test_a_failing_statistical_layer_stops_the_consistency_table(tiny_warehouse,
             asked.set()
             raise Stopped
 
+    failed = []
+
     def failing(*args, **kwargs):
+        failed.append(time.monotonic())
         raise ParameterError("the statistical layer failed")
 
     monkeypatch.setattr(_report_tables, "consistency_table", slow)
     monkeypatch.setattr(_report_tables, "statistical_tables", failing)
-    begin = time.monotonic()
     with pytest.raises(ParameterError, match="statistical layer failed"):
         _report_tables.report_tables(tiny_warehouse, "tiny", bootstrap=20)
-    assert time.monotonic() - begin < 8
+    assert time.monotonic() - failed[0] < 5  # not waiting for the table (10 s)
     assert asked.wait(5)
