@@ -35,6 +35,8 @@ from relcol.analysis._bootstrap import (
 from relcol.errors import ParameterError
 from relcol.store import CELL
 from relcol.store._sql import MACROS, sql_text
+from tests.test_metrics import long_table
+from tests.test_metrics_hand import bunched_near_one, exact_effect_sizes
 
 LINEAR = (*WIDTH_METRICS, *MOMENT_METRICS, "brier", "nll")
 
@@ -193,6 +195,23 @@ def test_ace_replicates_keep_the_point_estimates_bins():
         .sort(CELL)
     )
     np.testing.assert_allclose(result.values["ace"][:, 7], expected["ece"], atol=1e-12)
+
+
+def test_effect_size_replicates_of_confidences_bunched_near_one():
+    # the replicates' moments are sums of confidences centred on the cell's mean; a variance
+    # is zeroed only below their rounding residue (an all-equal group), never for being small
+    c, z = bunched_near_one(np.random.default_rng(5))
+    rows = long_table(c, z, study="s")
+    result = bootstrap(rows, replicates=20)
+    d, r = exact_effect_sizes(c, z)
+    assert result.points["cohens_d"][0] == pytest.approx(d, rel=1e-9)
+    assert result.points["point_biserial"][0] == pytest.approx(r, rel=1e-9)
+    weights = poisson_weights("s", np.arange(len(c)), 20)
+    for b in (3, 11):
+        resample = np.repeat(np.arange(len(c)), weights[b])
+        d, r = exact_effect_sizes(c[resample], z[resample])
+        assert result.values["cohens_d"][0, b] == pytest.approx(d, rel=1e-9)
+        assert result.values["point_biserial"][0, b] == pytest.approx(r, rel=1e-9)
 
 
 cells = st.lists(

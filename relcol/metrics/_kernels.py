@@ -28,8 +28,11 @@ import polars as pl
 from relcol.metrics._discrimination import _cohens_d, _point_biserial
 from relcol.metrics._selective import _ASYMPTOTIC, _EULER_GAMMA, _SHIFT
 
-#: A variance below this is zero (a group whose confidences are all equal).
-TINY_VARIANCE = 1e-13
+#: A variance from sums is zero (a group whose confidences are all equal) when it is at most
+#: this fraction of the mean square it was computed from: Σd² − (Σd)²/n from sums that are
+#: each within 2⁻⁵² of their terms' magnitude leaves a residue below about 4·2⁻⁵²·Σd² when
+#: every d is equal, and a variance that small cannot be told from 0 by these sums.
+VARIANCE_RESIDUE = 2.0**-46
 
 
 class BinSums:
@@ -185,14 +188,14 @@ def moment_metrics(n1, n0, s1, q1, s0, q0) -> dict[str, np.ndarray]:
     shape = n1.shape
     with np.errstate(invalid="ignore", divide="ignore"):
         mean1, mean0 = s1 / n1, s0 / n0
-        var1 = np.where(n1 >= 2, (q1 - s1 * mean1) / (n1 - 1), np.nan)
-        var0 = np.where(n0 >= 2, (q0 - s0 * mean0) / (n0 - 1), np.nan)
+        var1 = np.where(n1 >= 2, _clean_variance(q1 - s1 * mean1, q1) / (n1 - 1), np.nan)
+        var0 = np.where(n0 >= 2, _clean_variance(q0 - s0 * mean0, q0) / (n0 - 1), np.nan)
         n = n1 + n0
         total = s1 + s0
-        var_all = (q1 + q0 - total * total / n) / n
+        var_all = _clean_variance(q1 + q0 - total * total / n, q1 + q0) / n
     frame = pl.DataFrame(
         {
-            name: _clean_variance(value) if name.startswith("var") else value.ravel()
+            name: value.ravel()
             for name, value in (
                 ("mean1", mean1),
                 ("mean0", mean0),
@@ -219,11 +222,11 @@ def moment_metrics(n1, n0, s1, q1, s0, q0) -> dict[str, np.ndarray]:
     }
 
 
-def _clean_variance(value: np.ndarray) -> np.ndarray:
-    """Variances from sums, with rounding residue of an all-equal group set to exactly 0
-    (the suite's variance is exactly 0 there)."""
-    flat = value.ravel()
-    return np.where(np.abs(flat) < TINY_VARIANCE, 0.0, flat)
+def _clean_variance(spread: np.ndarray, squares: np.ndarray) -> np.ndarray:
+    """Σd² − (Σd)²/n from sums, with the rounding residue of an all-equal group (at most
+    ``VARIANCE_RESIDUE`` of the sum of squares Σd²) set to exactly 0, as the suite's
+    variance is there."""
+    return np.where(np.abs(spread) <= VARIANCE_RESIDUE * squares, 0.0, spread)
 
 
 # Rank metrics: counts per confidence level ----------------------------------------------------
