@@ -254,6 +254,7 @@ def test_an_error_of_the_consistency_table_reaches_the_report(tiny_warehouse, mo
         raise InputError("consistency: a stratum has no replicates")
 
     monkeypatch.setattr(_report_tables, "consistency_table", failing)
+    monkeypatch.setattr(type(tiny_warehouse), "stored", lambda *args: None)  # none stored
     with pytest.raises(InputError, match="no replicates"):
         _report_tables.report_tables(tiny_warehouse, "tiny", bootstrap=20)
 
@@ -279,6 +280,7 @@ def test_a_failing_statistical_layer_stops_the_consistency_table(tiny_warehouse,
 
     monkeypatch.setattr(_report_tables, "consistency_table", slow)
     monkeypatch.setattr(_report_tables, "statistical_tables", failing)
+    monkeypatch.setattr(type(tiny_warehouse), "stored", lambda *args: None)  # none stored
     with pytest.raises(ParameterError, match="statistical layer failed"):
         _report_tables.report_tables(tiny_warehouse, "tiny", bootstrap=20)
     assert time.monotonic() - failed[0] < 5  # not waiting for the table (10 s)

@@ -379,6 +379,18 @@ class Warehouse:
         ``study``'s files only, when given, as the views of ``connect(study=…)``)."""
         return pl.scan_parquet(self.sources(study)["predictions"], hive_partitioning=False)
 
+    def stored(self, view: str, study: str) -> pl.DataFrame | None:
+        """The rows of ``view`` (one of ``STORED``) that ``study``'s commit stored, as the
+        view answers them, or None when some of the study's rows have none stored (written by
+        an older relcol, a stored file removed, a commit that ran out of memory storing them).
+        The binned views are stored at ``STORED_BINS`` bins."""
+        if view not in STORED:
+            raise ValueError(f"{view!r} is not a stored view; those are {', '.join(STORED)}")
+        sources = self.sources(study, derived=False)
+        if len(sources["predictions_unstored"]) > 1 or f"stored_{view}" not in sources:
+            return None
+        return self.sql(f"SELECT * FROM {view}", study=study)
+
     def _unknown_study(self, study: str) -> str:
         have = self.studies()
         return f"no study {study!r} in warehouse {self.root}; " + (
