@@ -673,29 +673,3 @@ def test_a_stopped_table_ends_before_its_next_chunk(rows, monkeypatch):
     with pytest.raises(Stopped):
         _studies.consistency_table(rows.lazy(), stop=stop)
     assert len(planned) == 2  # of five or more
-
-
-def test_the_report_reads_the_stored_consistency_rows_or_computes_them(tiny_warehouse, tmp_path):
-    import shutil
-
-    import relcol
-    from relcol.store._warehouse import stored_file
-    from relcol.workflows._report_tables import report_tables
-    from relcol.workflows._studies import consistency_table
-
-    computed = consistency_table(tiny_warehouse.predictions("tiny"))
-    stored = tiny_warehouse.stored("consistency", "tiny")
-    assert stored is not None and stored.height == computed.height > 0
-    read = report_tables(tiny_warehouse, "tiny", bootstrap=0)["consistency"]
-    assert_frame_equal(read, computed, check_exact=False, rel_tol=1e-12, abs_tol=1e-12)
-    # a study without them (an older relcol's, a removed file) is computed from its rows
-    copy = tmp_path / "warehouse"
-    shutil.copytree(tiny_warehouse.root, copy)
-    wh = relcol.open_warehouse(copy)
-    [run] = wh.study_dir("tiny").glob("run_id=*")
-    (run / stored_file("consistency")).unlink()
-    assert wh.stored("consistency", "tiny") is None
-    again = report_tables(wh, "tiny", bootstrap=0)["consistency"]
-    assert_frame_equal(again, computed)
-    with pytest.raises(ValueError, match="not a stored view"):
-        wh.stored("selective_curve", "tiny")

@@ -49,6 +49,49 @@ def test_report_tables_hold_every_metric_table_of_the_study(tiny_warehouse):
         assert_close(tables[name].select(expected.columns), expected)
 
 
+STORED_BY_THE_REPORT = ("calibration", "calibration_bins", "discrimination", "selective")
+
+
+def test_the_report_reads_the_stored_rows_or_computes_them(tiny_warehouse, tmp_path):
+    import shutil
+
+    from polars.testing import assert_frame_equal
+
+    from relcol.store._warehouse import stored_file
+    from relcol.workflows._report_tables import ECE_NULL_DRAWS
+    from relcol.workflows._studies import consistency_table
+
+    def tables_of(wh):
+        tables = report_tables(wh, "tiny", bootstrap=0)
+        tables["calibration"] = tables["calibration"].drop("bins")
+        return tables
+
+    lazy = metric_tables(tiny_warehouse.predictions("tiny"), CELL, draws=ECE_NULL_DRAWS)
+    frames = pl.collect_all(lazy[name] for name in STORED_BY_THE_REPORT)
+    computed = dict(zip(STORED_BY_THE_REPORT, frames, strict=True))
+    computed["consistency"] = consistency_table(tiny_warehouse.predictions("tiny"))
+    assert computed["consistency"].height > 0
+    read = tables_of(tiny_warehouse)
+    for name, expected in computed.items():
+        assert tiny_warehouse.stored(name, "tiny") is not None
+        # the views' SQL sums in another order: equal to the last few bits
+        assert_frame_equal(read[name], expected, check_exact=False, rel_tol=1e-9, abs_tol=1e-12)
+    # a study without them (an older relcol's, a removed file) is computed from its rows
+    copy = tmp_path / "warehouse"
+    shutil.copytree(tiny_warehouse.root, copy)
+    wh = relcol.open_warehouse(copy)
+    [run] = wh.study_dir("tiny").glob("run_id=*")
+    for name in ("consistency", "selective"):
+        (run / stored_file(name)).unlink()
+        assert wh.stored(name, "tiny") is None
+    again = tables_of(wh)
+    for name, expected in computed.items():
+        assert_frame_equal(again[name], expected)
+    assert_frame_equal(again["risk_coverage"], read["risk_coverage"])
+    with pytest.raises(ValueError, match="not a stored view"):
+        wh.stored("selective_curve", "tiny")
+
+
 def test_the_report_exports_and_shows_the_new_tables(tiny_warehouse, tmp_path):
     result = relcol.report(tiny_warehouse, study="tiny", out=tmp_path / "report")
     for name in ("discrimination", "selective"):

@@ -13,7 +13,15 @@ from relcol.store._schema import (
     RUNS,
     conform,
 )
-from relcol.store._sql import connect, connect_frame, init_script, reading_only, sql_text
+from relcol.store._sql import (
+    STORED_BINS,
+    STORED_DRAWS,
+    connect,
+    connect_frame,
+    init_script,
+    reading_only,
+    sql_text,
+)
 from relcol.store._warehouse import (
     ENV,
     MATERIALISED,
@@ -38,6 +46,8 @@ __all__ = [
     "PREDICTIONS",
     "QUERY_TIMEOUT",
     "RUNS",
+    "STORED_BINS",
+    "STORED_DRAWS",
     "CheckResult",
     "IngestResult",
     "Staging",

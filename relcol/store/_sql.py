@@ -73,6 +73,8 @@ STORED = (
 #: The bin count the stored binned views (calibration, calibration_bins) were computed at;
 #: a connection at another count computes them from rows.
 STORED_BINS = 15
+#: The ECE₀ draws R of the stored ``calibration`` rows (the view's R).
+STORED_DRAWS = 100
 #: The stored views that depend on the bin count.
 BINNED = frozenset({"calibration_bins", "calibration"})
 

@@ -383,7 +383,8 @@ class Warehouse:
         """The rows of ``view`` (one of ``STORED``) that ``study``'s commit stored, as the
         view answers them, or None when some of the study's rows have none stored (written by
         an older relcol, a stored file removed, a commit that ran out of memory storing them).
-        The binned views are stored at ``STORED_BINS`` bins."""
+        The binned views are stored at ``STORED_BINS`` bins, ``calibration`` at
+        ``STORED_DRAWS`` ECE₀ draws."""
         if view not in STORED:
             raise ValueError(f"{view!r} is not a stored view; those are {', '.join(STORED)}")
         sources = self.sources(study, derived=False)

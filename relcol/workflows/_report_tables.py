@@ -33,7 +33,7 @@ from relcol.analysis import scorecard as scorecard_table
 from relcol.checks import check_bins, check_int, check_interval, check_seed
 from relcol.errors import ParameterError
 from relcol.metrics import by_chunks
-from relcol.store import CELL, Warehouse
+from relcol.store import CELL, STORED_BINS, STORED_DRAWS, Warehouse
 from relcol.workflows._beside import beside
 from relcol.workflows._external_predictions import by_class, confidence_sources, soft_agreement
 from relcol.workflows._multilabel_scores import multilabel, multilabel_bins, multilabel_statistics
@@ -194,24 +194,35 @@ def _metric_tables(
     wh: Warehouse, study: str, *, bins: int, chunks: Chunks | None = None
 ) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     """``calibration`` (with its ``bins``), ``calibration_bins``, ``discrimination``,
-    ``selective`` and ``risk_coverage`` (the curve on a coverage grid) of one study, computed
-    together: one scan of the rows and one sort per cell for all of them, one chunk of whole
-    cells at a time (``by_chunks``); and each cell's rows ``n`` and distinct test samples
-    (``samples``), which the reliability intervals and the later chunked steps need.
-    ``chunks`` computes per chunk of whole cells (default: ``by_chunks`` here)."""
+    ``selective`` and ``risk_coverage`` (the curve on a coverage grid) of one study, and each
+    cell's rows ``n`` and distinct test samples (``samples``), which the reliability intervals
+    and the later chunked steps need.
+
+    The first four are the rows the study's commit stored (``Warehouse.stored``: the views'
+    SQL, equal to the Polars tables to about 1e−9 relative) when the report asks for the bins
+    and ECE₀ draws they were stored at; otherwise, and for ``risk_coverage`` always, they are
+    computed together: one scan of the rows and one sort per cell for all of them, one chunk
+    of whole cells at a time (``by_chunks``; ``chunks``: elsewhere, per chunk of whole cells)."""
     names = ("calibration", "calibration_bins", "discrimination", "selective")
     predictions = wh.predictions(study)
     cells = cells_of(predictions)
+    stored = None
+    if (bins, ECE_NULL_DRAWS) == (STORED_BINS, STORED_DRAWS):
+        stored = {name: wh.stored(name, study) for name in names}
+        if any(table is None for table in stored.values()):
+            stored = None
 
     def plans(rows: pl.LazyFrame) -> list[pl.LazyFrame]:
         lazy = metrics.metric_tables(rows, CELL, bins=bins, draws=ECE_NULL_DRAWS)
-        return [*(lazy[name] for name in names), risk_coverage(lazy["selective_curve"])]
+        tables = [] if stored else [lazy[name] for name in names]
+        return [*tables, risk_coverage(lazy["selective_curve"])]
 
     if chunks is None:
         frames = by_chunks(predictions, cells, CELL, plans)
     else:
         frames = chunks(cells, plans)
-    tables = dict(zip((*names, "risk_coverage"), frames, strict=True))
+    tables = stored or dict(zip(names, frames[:-1], strict=True))
+    tables["risk_coverage"] = frames[-1]
     tables["calibration"] = tables["calibration"].with_columns(bins=pl.lit(bins, pl.Int32))
     return tables, cells
 
