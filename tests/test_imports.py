@@ -267,6 +267,16 @@ def test_check_and_help_import_no_heavy_library(small_warehouse):
     assert "Commands:" in printed and loaded == set()
 
 
+def test_the_report_imports_no_model_library(tiny_warehouse, tmp_path):
+    # scikit-learn alone takes about a second to import: a report fits nothing
+    out = tmp_path / "report"
+    where = ["--warehouse", str(tiny_warehouse.root), "--out", str(out)]
+    args = ["report", *where, "--bootstrap", "20", "-q"]
+    _, loaded = loaded_after(args)
+    assert (out / "index.html").is_file()
+    assert loaded.isdisjoint({"sklearn", "lightgbm"}), loaded
+
+
 #: What the report-tables step computes (``relcol.analysis.summary_tables`` and
 #: ``figure_tables``, called by ``relcol.report_tables``): the report draws these tables
 #: and imports none of them.

@@ -27,8 +27,6 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from sklearn import datasets as skd
-from sklearn.model_selection import train_test_split
 
 from relcol.checks import check_int, check_interval
 from relcol.data._predictions import check_header
@@ -82,9 +80,14 @@ class Dataset:
 Loaded = tuple[np.ndarray, np.ndarray, list, list, list]
 
 
-def _sklearn(loader: Callable[..., Any]) -> Callable[..., Loaded]:
+def _sklearn(loader: str) -> Callable[..., Loaded]:
+    """scikit-learn's ``sklearn.datasets.<loader>``, imported when a study loads it (a report
+    or a query never needs scikit-learn)."""
+
     def load() -> Loaded:
-        bunch = loader()
+        from sklearn import datasets
+
+        bunch = getattr(datasets, loader)()
         names = [str(c) for c in getattr(bunch, "target_names", np.unique(bunch.target))]
         features = list(bunch.feature_names)
         return bunch.data, bunch.target, features, names, [None] * len(features)
@@ -122,7 +125,9 @@ def _synthetic(
     flip_y: float = 0.01,
     random_state: int = 0,
 ) -> Loaded:
-    X, y = skd.make_classification(
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
         n_samples=n_samples,
         n_features=n_features,
         n_informative=n_informative,
@@ -138,10 +143,10 @@ def _synthetic(
 
 #: Built-in loaders: name -> (parameters allowed, loader).
 BUILTIN: dict[str, tuple[frozenset[str], Callable[..., Loaded]]] = {
-    "digits": (frozenset(), _sklearn(skd.load_digits)),
+    "digits": (frozenset(), _sklearn("load_digits")),
     "penguins": (frozenset(), _penguins),
-    "breast_cancer": (frozenset(), _sklearn(skd.load_breast_cancer)),
-    "wine": (frozenset(), _sklearn(skd.load_wine)),
+    "breast_cancer": (frozenset(), _sklearn("load_breast_cancer")),
+    "wine": (frozenset(), _sklearn("load_wine")),
     "synthetic": (
         frozenset(
             {
@@ -303,6 +308,8 @@ def load_dataset(
             f"dataset {spec.name!r}: class {classes[few]!r} has {counts[few]} sample(s); every "
             "class needs at least 2, one for training and one for the test set"
         )
+    from sklearn.model_selection import train_test_split
+
     try:
         tr, te = train_test_split(ids, test_size=test_size, random_state=split_seed, stratify=y)
     except ValueError as exc:
@@ -410,7 +417,6 @@ def _kind(dtype: pl.DataType) -> str | None:
     if isinstance(dtype, pl.String | pl.Categorical | pl.Enum | pl.Boolean):
         return "categorical"
     return None
-
 
 
 def _check_features(where: str, X: np.ndarray, features: list[str]) -> None:

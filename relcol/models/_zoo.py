@@ -26,29 +26,23 @@ import sys
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
-from sklearn.compose import ColumnTransformer
-from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.impute import SimpleImputer
-from sklearn.linear_model import LogisticRegression
-from sklearn.naive_bayes import GaussianNB
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from relcol.checks import check_int
 from relcol.errors import InputError, SpecError, first_line
 
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
 
-def _lightgbm() -> type[BaseEstimator]:
-    from lightgbm import LGBMClassifier  # imported on use: it loads a native library
 
-    return LGBMClassifier
+def _estimator(module: str, name: str) -> Callable[[], type[BaseEstimator]]:
+    """The class ``module.name``, imported when a model is built: scikit-learn takes about a
+    second to import (LightGBM also loads a native library), which a report or a query
+    never needs."""
+    return lambda: getattr(import_module(module), name)
 
 
 def _check_sklearn(estimator: BaseEstimator) -> None:
@@ -61,6 +55,8 @@ def _check_lightgbm(estimator: BaseEstimator) -> None:
     with the native library's messages (it prints before raising) silenced."""
     rounds = estimator.get_params()["n_estimators"]
     check_int("n_estimators", rounds)
+    from sklearn.base import clone
+
     X, y = np.arange(16.0).reshape(8, 2), np.tile([0, 1], 4)
     with _native_output_silenced(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -104,6 +100,11 @@ class Recipe:
         self, params: Mapping[str, Any], categorical: np.ndarray | None = None
     ) -> BaseEstimator:
         """The estimator (with its preprocessing) for features whose ``categorical`` mask is given."""
+        from sklearn.compose import ColumnTransformer
+        from sklearn.impute import SimpleImputer
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
         categorical = _mask(categorical)
         native = dict(params)
         if self.native_categorical == "init" and categorical.any():
@@ -145,31 +146,38 @@ def _mask(categorical: np.ndarray | None) -> np.ndarray:
     return np.zeros(0, dtype=bool) if categorical is None else np.asarray(categorical, dtype=bool)
 
 
-def _const(cls: type[BaseEstimator]) -> Callable[[], type[BaseEstimator]]:
-    return lambda: cls
-
-
 ZOO: dict[str, Recipe] = {
-    "logistic_regression": Recipe(_const(LogisticRegression), {"max_iter": 2000}, scale=True),
-    "random_forest": Recipe(_const(RandomForestClassifier), {"n_estimators": 200, "n_jobs": 1}),
+    "logistic_regression": Recipe(
+        _estimator("sklearn.linear_model", "LogisticRegression"), {"max_iter": 2000}, scale=True
+    ),
+    "random_forest": Recipe(
+        _estimator("sklearn.ensemble", "RandomForestClassifier"), {"n_estimators": 200, "n_jobs": 1}
+    ),
     "hist_gradient_boosting": Recipe(
-        _const(HistGradientBoostingClassifier),
+        _estimator("sklearn.ensemble", "HistGradientBoostingClassifier"),
         {"max_iter": 100},
         impute=False,
         native_categorical="init",
     ),
     "lightgbm": Recipe(
-        _lightgbm,
+        _estimator("lightgbm", "LGBMClassifier"),
         {"n_estimators": 100, "verbose": -1, "n_jobs": 1},
         impute=False,
         native_categorical="fit",
         check=_check_lightgbm,
     ),
     "mlp": Recipe(
-        _const(MLPClassifier), {"hidden_layer_sizes": (64,), "max_iter": 500}, scale=True
+        _estimator("sklearn.neural_network", "MLPClassifier"),
+        {"hidden_layer_sizes": (64,), "max_iter": 500},
+        scale=True,
     ),
-    "naive_bayes": Recipe(_const(GaussianNB), takes_seed=False),
-    "knn": Recipe(_const(KNeighborsClassifier), {"n_neighbors": 15}, takes_seed=False, scale=True),
+    "naive_bayes": Recipe(_estimator("sklearn.naive_bayes", "GaussianNB"), takes_seed=False),
+    "knn": Recipe(
+        _estimator("sklearn.neighbors", "KNeighborsClassifier"),
+        {"n_neighbors": 15},
+        takes_seed=False,
+        scale=True,
+    ),
 }
 
 
@@ -251,6 +259,8 @@ def fit_frozen(
     if recipe.native_categorical == "init":
         _check_cardinality(spec, X_train[idx], _mask(categorical), params.get("max_bins", 255))
     estimator = recipe.build(params, categorical)
+    from sklearn.exceptions import ConvergenceWarning
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         # A capped iteration count is part of the model's definition, not an error. This
