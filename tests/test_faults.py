@@ -493,3 +493,30 @@ def test_an_annotations_file_from_before_the_period_column_is_intact(tmp_path):
     assert wh.check().problems == [
         "_schema/annotations.parquet: holds other columns or types than the code expects"
     ]
+
+
+def test_a_study_without_its_run_record_is_one_line_before_any_table(tmp_path):
+    # a study staged through the library without Staging.write_run: the page's header needs
+    # the run, so the report says so at once instead of failing after every table
+    import polars as pl
+
+    from relcol.store import PREDICTIONS, Warehouse
+
+    wh = Warehouse(tmp_path / "warehouse")
+    rows = small_predictions(40).select(
+        study=pl.lit("s"), dataset=pl.lit("d"), model=pl.lit("m"), corruption=pl.lit("none"),
+        severity=pl.lit(0.0), seed=pl.lit(0), repeat=pl.lit(0), sample_id="sample_id",
+        label=pl.lit(None), y_true="y_true", y_clean="y_true", y_pred="y_pred",
+        confidence="confidence", correct=pl.col("y_pred") == pl.col("y_true"),
+        proba=pl.lit(None), run_id=pl.lit("r"),
+    ).select(pl.col(name).cast(dtype) for name, dtype in PREDICTIONS.items())  # fmt: skip
+    with wh.ingest("s") as staging:
+        staging.write_part(rows)
+    before = snapshot(wh.root)
+    done = run_cli("report", "--warehouse", str(wh.root), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "relcol: error: study 's' has no run record (its run folder has no _run.parquet): ingest it "
+        "again, or write one with Staging.write_run before the commit"
+    ]
+    assert snapshot(wh.root) == before

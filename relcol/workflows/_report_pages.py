@@ -141,10 +141,16 @@ def _report_content(wh: Warehouse, study: str, settings: dict):
     is one clear error, not whatever the failed read said."""
     before = wh.sources(study, derived=False)
     try:
-        tables = report_tables(wh, study, **settings)
-        run = wh.sql(
+        runs = wh.sql(
             "SELECT * FROM runs WHERE study = ? ORDER BY finished_at DESC LIMIT 1", [study]
-        ).row(0, named=True)
+        )
+        if runs.is_empty():  # the page's header needs it: said before any table is computed
+            raise WarehouseError(
+                f"study {study!r} has no run record (its run folder has no _run.parquet): "
+                "ingest it again, or write one with Staging.write_run before the commit"
+            )
+        run = runs.row(0, named=True)
+        tables = report_tables(wh, study, **settings)
     except Exception as exc:
         if study in wh.studies() and wh.sources(study, derived=False) == before:
             if isinstance(exc, OSError | pl.exceptions.ComputeError) and "parquet" in str(exc):
