@@ -122,6 +122,20 @@ def test_exact_product_is_order_free_and_within_an_ulp_of_the_exact_product():
             assert abs(Fraction(float(got[i, j])) - exact) <= Fraction(2.0**-52) * scale
 
 
+def test_exact_product_has_the_same_bits_in_blocks_of_any_size(monkeypatch):
+    # many samples: rows are split and multiplied a few hundred at a time (bounded memory)
+    from relcol.metrics import _exact
+
+    rng = np.random.default_rng(6)
+    d = rng.random((300, 5000)) - 0.5
+    w = rng.poisson(1.0, (5000, 7)).astype(np.float64)
+    got = exact_product(d, w)
+    for entries in (5000 * 7, 5000, 2**40):  # 7 rows, one row, every row at once
+        monkeypatch.setattr(_exact, "_BLOCK_ENTRIES", entries)
+        assert np.array_equal(exact_product(d, w), got)
+    np.testing.assert_allclose(got, d @ w, rtol=0, atol=1e-11)
+
+
 def test_exact_product_of_an_empty_or_zero_matrix():
     w = np.ones((3, 2))
     assert exact_product(np.zeros((0, 3)), w).shape == (0, 2)

@@ -55,6 +55,7 @@ FOUNDATION = {
     "relcol.text",
     "relcol._interrupts",
     "relcol._cluster",
+    "relcol._memory",
 }
 #: The facade and the command line: may import every package (public names only).
 FACADE = {"relcol", "relcol.cli", "relcol.plot"}

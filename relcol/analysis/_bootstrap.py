@@ -67,6 +67,7 @@ import scipy.sparse as sparse
 import scipy.sparse.csgraph as csgraph
 from scipy import stats
 
+from relcol._memory import release_freed_memory
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.checks import check_int, check_interval, check_seed
 from relcol.errors import ParameterError
@@ -356,11 +357,11 @@ def bootstrap(
     cells = counts.select(keys)
     context = _Context(replicates, bins, seed, levels, coverage, risk, proba)
     if each_run is None:
-        parts = [
-            _chunk(lazy, counts.slice(start, length), context)
-            for start, length in chunk_spans(counts["n"].to_list(), chunk_rows)
-            if length
-        ]
+        parts = []
+        for start, length in chunk_spans(counts["n"].to_list(), chunk_rows):
+            if length:
+                parts.append(_chunk(lazy, counts.slice(start, length), context))
+                release_freed_memory()  # or the freed arrays of every chunk pile up
     else:
         parts = [part for part in each_run(counts, _ChunkWork(context)) if part is not None]
     names = REPLICATED
@@ -475,7 +476,11 @@ class _ChunkWork:
     ctx: _Context
 
     def __call__(self, rows: pl.LazyFrame, run: pl.DataFrame) -> _Part | None:
-        return _chunk(rows, run, self.ctx) if run.height else None
+        if not run.height:
+            return None
+        part = _chunk(rows, run, self.ctx)
+        release_freed_memory()
+        return part
 
 
 def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFrame:

@@ -107,16 +107,20 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
     d = np.asarray(d, dtype=np.float64)
     w_max = max(float(np.max(w, initial=0.0)) if w_max is None else w_max, 1.0)
     out = np.empty((len(d), w.shape[1]))
-    # a few thousand rows at a time: the temporaries stay small and are reused, where
-    # whole-matrix temporaries would each be fresh memory (page faults cost more than the
-    # arithmetic), and the product of a block is still a large GEMM
-    for lo in range(0, len(d), _BLOCK_ROWS):
-        _exact_block(d[lo : lo + _BLOCK_ROWS], w, w_max, out[lo : lo + _BLOCK_ROWS])
+    # a few thousand rows at a time, fewer for many samples: the temporaries stay small and
+    # are reused, where whole-matrix temporaries would each be fresh memory (page faults cost
+    # more than the arithmetic), and the product of a block is still a large GEMM
+    rows = max(1, min(_BLOCK_ROWS, _BLOCK_ENTRIES // max(d.shape[1], 1)))
+    for lo in range(0, len(d), rows):
+        _exact_block(d[lo : lo + rows], w, w_max, out[lo : lo + rows])
     return out
 
 
-#: Rows of d split and multiplied together by ``exact_product``.
+#: Rows of d split and multiplied together by ``exact_product``, at most; and entries (rows
+#: × samples): each of a block's parts and temporaries is then at most 16 MB, about ten of
+#: them per thread, where 2048 rows of 10⁴ samples held 1.3 GB.
 _BLOCK_ROWS = 2048
+_BLOCK_ENTRIES = 2**21
 
 
 def _exact_block(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> None:
