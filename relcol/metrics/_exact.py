@@ -117,8 +117,8 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
 
 
 #: Rows of d split and multiplied together by ``exact_product``, at most; and entries (rows
-#: × samples): each of a block's parts and temporaries is then at most 16 MB, about ten of
-#: them per thread, where 2048 rows of 10⁴ samples held 1.3 GB.
+#: × samples): each of a block's parts and temporaries is then at most 16 MB (a product of
+#: 1000 rows of 10⁴ samples traced 424 MB of temporaries in blocks of 2048 rows, 95 MB now).
 _BLOCK_ROWS = 2048
 _BLOCK_ENTRIES = 2**21
 
