@@ -64,6 +64,16 @@ def test_every_report_table_is_the_local_one(tiny_warehouse, on_cluster, bootstr
         assert local["calibration"]["bootstrap"].unique().to_list() == [40]
 
 
+def test_with_stored_rows_only_the_curve_goes_to_the_cluster(tiny_warehouse, on_cluster):
+    local = report_tables(tiny_warehouse, "tiny", bootstrap=0)
+    with distributed.Client(on_cluster) as client, distributed.get_task_stream(client) as stream:
+        dask = report_tables(tiny_warehouse, "tiny", backend="dask", bootstrap=0)
+    assert_same_tables(local, dask)
+    counts = tiny_warehouse.predictions("tiny").group_by(CELL).len("n").sort(CELL).collect()
+    tasks = [task for task in stream.data if task["key"].startswith("_partition")]
+    assert len(tasks) == len(partitions(counts, 4))  # the risk-coverage curve's, one each
+
+
 def test_the_partitions_are_whole_cells_in_order_and_balanced():
     n = [5, 1, 7, 3, 3, 9, 2]
     cells = pl.DataFrame({key: [f"{key}{i}" for i in range(len(n))] for key in CELL}).with_columns(

@@ -212,10 +212,11 @@ def _metric_tables(
         if any(table is None for table in stored.values()):
             stored = None
 
+    computed = names if stored is None else ()  # plans may go to Dask: no tables captured
+
     def plans(rows: pl.LazyFrame) -> list[pl.LazyFrame]:
         lazy = metrics.metric_tables(rows, CELL, bins=bins, draws=ECE_NULL_DRAWS)
-        tables = [] if stored else [lazy[name] for name in names]
-        return [*tables, risk_coverage(lazy["selective_curve"])]
+        return [*(lazy[name] for name in computed), risk_coverage(lazy["selective_curve"])]
 
     if chunks is None:
         frames = by_chunks(predictions, cells, CELL, plans)
