@@ -356,14 +356,13 @@ def bootstrap(
     ).with_row_index("cell")
     cells = counts.select(keys)
     context = _Context(replicates, bins, seed, levels, coverage, risk, proba)
+    work = _ChunkWork(context)
     if each_run is None:
-        parts = []
-        for start, length in chunk_spans(counts["n"].to_list(), chunk_rows):
-            if length:
-                parts.append(_chunk(lazy, counts.slice(start, length), context))
-                release_freed_memory()  # or the freed arrays of every chunk pile up
+        spans = chunk_spans(counts["n"].to_list(), chunk_rows)
+        parts = [work(lazy, counts.slice(start, length)) for start, length in spans]
     else:
-        parts = [part for part in each_run(counts, _ChunkWork(context)) if part is not None]
+        parts = each_run(counts, work)
+    parts = [part for part in parts if part is not None]
     names = REPLICATED
     values = {
         name: np.concatenate([p.values[name] for p in parts])
@@ -471,7 +470,8 @@ def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
 
 @dataclass(frozen=True)
 class _ChunkWork:
-    """``_chunk`` of a run of cells, elsewhere (``bootstrap``'s ``each_run``)."""
+    """``_chunk`` of a run of cells, here or elsewhere (``bootstrap``'s ``each_run``), the
+    memory it freed handed back after it; None for no cells."""
 
     ctx: _Context
 
@@ -479,7 +479,7 @@ class _ChunkWork:
         if not run.height:
             return None
         part = _chunk(rows, run, self.ctx)
-        release_freed_memory()
+        release_freed_memory()  # or the arrays every chunk freed pile up in the process
         return part
 
 
