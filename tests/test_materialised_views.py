@@ -122,13 +122,18 @@ def test_without_its_stored_files_a_study_answers_the_same_from_rows(warehouse, 
     assert done.exit_code != 0 and f"{stored_file('selective')}: missing" in done.output
 
 
-def test_a_damaged_stored_file_is_named_by_check_and_by_the_query(warehouse, tmp_path):
-    copy = Warehouse(tmp_path / "warehouse")
+def damaged_copy(warehouse: Warehouse, folder, view: str) -> Warehouse:
+    """A copy of ``warehouse`` in ``folder`` whose study ``over`` has its stored ``view``
+    overwritten with bytes that are not Parquet."""
+    copy = Warehouse(folder / "warehouse")
     shutil.copytree(warehouse.root, copy.root)
-    damaged = next((copy.root / "predictions").glob("study=over/run_id=*")) / stored_file(
-        "discrimination"
-    )
-    damaged.write_bytes(b"not parquet")
+    run = next((copy.root / "predictions").glob("study=over/run_id=*"))
+    (run / stored_file(view)).write_bytes(b"not parquet")
+    return copy
+
+
+def test_a_damaged_stored_file_is_named_by_check_and_by_the_query(warehouse, tmp_path):
+    copy = damaged_copy(warehouse, tmp_path, "discrimination")
     done = CliRunner().invoke(main, ["check", "--warehouse", str(copy.root)])
     assert done.exit_code != 0 and "_stored_discrimination.parquet: damaged" in done.output
     query = CliRunner().invoke(
@@ -141,6 +146,36 @@ def test_a_damaged_stored_file_is_named_by_check_and_by_the_query(warehouse, tmp
         main, ["sql", "--warehouse", str(copy.root), "SELECT * FROM selective"]
     )
     assert fine.exit_code == 0, fine.output
+
+
+@pytest.mark.parametrize("view", STORED)
+def test_the_stored_rows_read_directly_are_the_view(warehouse, view):
+    # ``Warehouse.stored`` reads a study's stored file without DuckDB: it must be what the
+    # view answers, names, types, values and order
+    heights = []
+    for study in warehouse.studies():
+        direct = warehouse.stored(view, study)
+        assert direct is not None
+        assert_frame_equal(direct, warehouse.sql(f"SELECT * FROM {view}", study=study))
+        heights.append(direct.height)
+    assert max(heights) > 0  # the prediction files have no repeats: no consistency rows
+
+
+def test_a_report_on_a_damaged_stored_file_fails_in_one_line(warehouse, tmp_path):
+    copy = damaged_copy(warehouse, tmp_path, "consistency")
+
+    def files() -> list:
+        return sorted((p, p.stat().st_mtime_ns) for p in copy.root.rglob("*") if p.is_file())
+
+    before = files()
+    done = CliRunner().invoke(
+        main,
+        ["report", "--warehouse", str(copy.root), "--study", "over", "--out", str(tmp_path / "r")],
+    )
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert "_stored_consistency.parquet cannot be read" in done.output
+    assert "relcol check" in done.output
+    assert files() == before
 
 
 def test_the_same_study_stores_the_same_bytes(warehouse, tmp_path):

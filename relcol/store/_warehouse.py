@@ -390,7 +390,19 @@ class Warehouse:
         sources = self.sources(study, derived=False)
         if len(sources["predictions_unstored"]) > 1 or f"stored_{view}" not in sources:
             return None
-        return self.sql(f"SELECT * FROM {view}", study=study)
+        files = sources[f"stored_{view}"]
+        if len(files) > 1:  # rows of several runs: the view puts them in its order
+            return self.sql(f"SELECT * FROM {view}", study=study)
+        # One run, all of it stored: the view is that file, written in the view's order by a
+        # one-thread COPY. Read directly, it is the same frame (names, types and values) at
+        # a few ms instead of a connection that binds the view (about 0.1 s each).
+        try:
+            return pl.read_parquet(files[0], hive_partitioning=False)
+        except (pl.exceptions.PolarsError, OSError) as exc:
+            raise WarehouseError(
+                f"{files[0]} cannot be read ({str(exc).splitlines()[0]}); "
+                "`relcol check` verifies the warehouse's files"
+            ) from None
 
     def _unknown_study(self, study: str) -> str:
         have = self.studies()

@@ -118,9 +118,7 @@ def report_tables(
         # Dask the cluster spreads it: computed here)
         stored = wh.stored("consistency", study)
         pending = None
-        if stored is not None:
-            stored = stored.sort([*CELL, "axis"], nulls_last=True)
-        else:
+        if stored is None:
             pending = stack.enter_context(
                 beside(
                     consistency_table,
