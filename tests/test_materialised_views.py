@@ -189,6 +189,33 @@ def test_the_same_study_stores_the_same_bytes(warehouse, tmp_path):
     assert stored(again) == stored(warehouse)
 
 
+def test_a_large_study_is_stored_in_chunks_of_whole_cells_to_the_same_rows(
+    warehouse, tmp_path, monkeypatch
+):
+    # a study of more than STORE_CHUNK_ROWS rows is stored one chunk of cells at a time; the
+    # stored rows are those of the study stored whole (the fixture's), to the last bit
+    from relcol.store import _warehouse
+
+    seen = []
+    chunked = _warehouse.Staging._cell_chunks
+
+    def spy(self):
+        seen.append(chunked(self))
+        return seen[-1]
+
+    monkeypatch.setattr(_warehouse.Staging, "_cell_chunks", spy)
+    monkeypatch.setattr(_warehouse, "STORE_CHUNK_ROWS", 700)
+    again = relcol.open_warehouse(tmp_path / "warehouse")
+    relcol.ingest(TINY, again)
+    relcol.ingest_predictions(softmax_file(1, n=1200), again, name="soft", model="net")
+    assert [len(chunks) > 2 for chunks in seen] == [True, False]  # soft is one cell of 1200
+    for study in ("tiny", "soft"):
+        for view in STORED:
+            assert_frame_equal(again.stored(view, study), warehouse.stored(view, study))
+    assert again.check().problems == []
+    assert not list((again.root / "_staging").iterdir())  # the chunks went with the staging
+
+
 def test_a_study_whose_views_run_out_of_memory_is_committed_without_them(tmp_path, monkeypatch):
     import duckdb
 

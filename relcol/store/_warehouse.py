@@ -860,34 +860,35 @@ class Staging:
     def store_views(self) -> None:
         """Write the rows of every view in ``STORED`` for the staged study (at ``STORED_BINS``
         bins), computed by the views themselves over the staged files, so that queries read
-        them instead of computing them from the long table."""
+        them instead of computing them from the long table.
+
+        A study of more than ``STORE_CHUNK_ROWS`` rows is stored one chunk of whole cells at a
+        time (``_cell_chunks``): some of the views' steps cannot spill to disk."""
         sources = {"predictions": [str(self.warehouse.root / "_schema" / "predictions.parquet")]}
-        sources["predictions"] += [str(p) for p in sorted(self.folder.glob("part-*.parquet"))]
         for view, (file, _) in SIDE.items():
             sources[view] = [str(self.warehouse.root / "_schema" / f"{view}.parquet")]
             sources[view] += [str(self.folder / file)] if (self.folder / file).exists() else []
+        chunks = self._cell_chunks()
+
+        def reading(parts: list[str]) -> dict[str, list[str]]:
+            return {**sources, "predictions": sources["predictions"] + parts}
 
         workers = min(available_cores(), len(STORED))
         memory = default_memory_limit(workers)  # the connections share half the memory
         running: list[duckdb.DuckDBPyConnection] = []
 
         def store(view: str) -> None:
-            # One thread per query: DuckDB adds a sum's terms in the order its threads meet
-            # them, so only a query on one thread writes the same bytes from the same parts
-            # every time. The views run side by side instead, each on a connection of its own.
-            query = f"SELECT * FROM {view}"
-            path = sql_literal(str(self.folder / stored_file(view)))
-            with connect(
-                sources, bins=STORED_BINS, sandbox=False, memory_limit=memory, query=query
-            ) as con:
-                running.append(con)
-                try:
-                    con.execute("SET threads = 1")
-                    # what does not fit spills into the staging folder, never the caller's
-                    con.execute("SET temp_directory = ?", [str(self.base / f"spill-{view}")])
-                    con.execute(f"COPY ({query}) TO {path} (FORMAT parquet, COMPRESSION zstd)")
-                finally:
-                    running.remove(con)
+            target = self.folder / stored_file(view)
+            if len(chunks) == 1:
+                self._copy(reading(chunks[0]), f"SELECT * FROM {view}", target, memory, running)
+                return
+            pieces = [self.base / "chunks" / f"{view}-{i}.parquet" for i in range(len(chunks))]
+            for parts, piece in zip(chunks, pieces, strict=True):
+                self._copy(reading(parts), f"SELECT * FROM {view}", piece, memory, running)
+            # one after the other, in the view's order: the chunks follow the cells' order
+            listed = ", ".join(sql_literal(str(p)) for p in pieces)
+            query = f"SELECT * FROM read_parquet([{listed}], hive_partitioning = false)"
+            self._copy(reading([]), query, target, memory, running)
 
         pool = ThreadPoolExecutor(max_workers=workers)
         futures = [pool.submit(store, view) for view in STORED]
@@ -910,6 +911,61 @@ class Staging:
             raise
         finally:
             pool.shutdown(wait=True)
+
+    def _copy(self, sources, query, path, memory, running) -> None:
+        """Write the rows of ``query`` over ``sources`` to ``path``, on one DuckDB thread: it
+        adds a sum's terms in the order its threads meet them, so only a query on one thread
+        writes the same bytes from the same parts every time (the views run side by side
+        instead, each on a connection of its own, listed in ``running`` while it runs)."""
+        with connect(
+            sources, bins=STORED_BINS, sandbox=False, memory_limit=memory, query=query
+        ) as con:
+            running.append(con)
+            try:
+                con.execute("SET threads = 1")
+                # what does not fit spills into the staging folder, never the caller's
+                con.execute("SET temp_directory = ?", [str(self.base / f"spill-{path.stem}")])
+                target = sql_literal(str(path))
+                con.execute(f"COPY ({query}) TO {target} (FORMAT parquet, COMPRESSION zstd)")
+            finally:
+                running.remove(con)
+
+    def _cell_chunks(self) -> list[list[str]]:
+        """The staged parts as chunks of whole cells of at most ``STORE_CHUNK_ROWS`` rows (a
+        cell with more is a chunk of its own), each a list of Parquet files: the parts
+        themselves for a study that fits in one chunk, else each part's rows of the chunk's
+        cells, written once into the staging folder in the parts' order. Chunks follow the
+        cells' order (the views' ``ORDER BY``, nulls last) and keep each cell's rows in the
+        order of the parts, so the stored rows are those of one pass over the whole study."""
+        parts = [str(p) for p in sorted(self.folder.glob("part-*.parquet"))]
+        if self.rows <= STORE_CHUNK_ROWS:
+            return [parts]
+        cells = (
+            pl.scan_parquet(parts, hive_partitioning=False)
+            .group_by(_schema.CELL)
+            .agg(rows=pl.len())
+            .sort(_schema.CELL, nulls_last=True)
+            .collect()
+        )
+        numbers, number, total = [], 0, 0
+        for rows in cells["rows"]:
+            if total and total + rows > STORE_CHUNK_ROWS:  # the chunk is full: start the next
+                number, total = number + 1, 0
+            numbers.append(number)
+            total += rows
+        cells = cells.select(*_schema.CELL, chunk=pl.Series(numbers, dtype=pl.UInt32))
+        chunks: list[list[str]] = [[] for _ in range(number + 1)]
+        folder = self.base / "chunks"
+        folder.mkdir()
+        for index, part in enumerate(parts):
+            rows = pl.read_parquet(part, hive_partitioning=False).join(
+                cells, on=_schema.CELL, how="left", nulls_equal=True, maintain_order="left"
+            )
+            for (chunk,), piece in rows.partition_by("chunk", as_dict=True).items():
+                path = folder / f"part-{index:05d}-chunk-{chunk}.parquet"
+                piece.drop("chunk").write_parquet(path, compression="zstd")
+                chunks[chunk].append(str(path))
+        return chunks
 
     def _store_or_warn(self) -> None:
         """``store_views``; a study whose views run out of memory is committed without them."""
@@ -947,6 +1003,12 @@ class Staging:
 
     def discard(self) -> None:
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+#: A commit stores the per-cell views of a study with more rows than this one chunk of whole
+#: cells at a time (``Staging._cell_chunks``): some of the views' steps cannot spill to disk,
+#: and at 10⁸ rows in one piece they ran out of memory (10⁷ rows stored in one piece).
+STORE_CHUNK_ROWS = 10_000_000
 
 
 def stored_file(view: str) -> str:
