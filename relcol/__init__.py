@@ -18,7 +18,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import sys
 from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 # Imported on first use, so `import relcol` (and the CLI's start) stays cheap.
@@ -124,13 +126,35 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     if name == "plot":  # the notebook plotting module (needs matplotlib on first use)
         return import_module("relcol.plot")
+    if name == "report":  # the subpackage, callable as the function (see _ReportPackage)
+        return import_module("relcol.report")
     if name in _LAZY:
         module = import_module(_LAZY[name])
-        # Importing relcol.workflows imports the subpackage relcol.report, which Python then
-        # binds as the attribute `relcol.report`, shadowing the function; bind the module's
-        # names.
         for other, where in _LAZY.items():
-            if where == _LAZY[name]:
+            if where == _LAZY[name] and other != "report":
                 globals()[other] = getattr(module, other)
         return globals()[name]
     raise AttributeError(f"module 'relcol' has no attribute {name!r}")
+
+
+class _ReportPackage(ModuleType):
+    """``relcol.report`` names both the subpackage of the page's pieces (``from relcol.report
+    import render_html``) and the function that writes a report; Python binds the subpackage
+    as the attribute ``relcol.report`` whenever it is imported. So the attribute is always the
+    subpackage, and calling it calls the function: ``relcol.report(wh, study=...)`` and
+    ``import relcol.report as pages`` both work, in either order."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from relcol.workflows import report
+
+        return report(*args, **kwargs)
+
+
+class _Facade(ModuleType):
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "report" and isinstance(value, ModuleType):  # the import system binding it
+            value.__class__ = _ReportPackage
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Facade

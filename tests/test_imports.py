@@ -278,6 +278,27 @@ def test_the_report_imports_no_model_library(tiny_warehouse, tmp_path):
     assert loaded.isdisjoint({"sklearn", "lightgbm"}), loaded
 
 
+@pytest.mark.parametrize(
+    "first", ["import relcol.report", "import relcol; relcol.report", "from relcol import report"]
+)
+def test_relcol_report_is_the_function_and_the_package_in_either_order(
+    first, tiny_warehouse, tmp_path
+):
+    # Python binds the subpackage relcol.report as the attribute of that name whenever it is
+    # imported: it must still write a report when called, and still be the package
+    out = tmp_path / "report"
+    code = (
+        f"{first}\nimport relcol, relcol.report as pages\n"
+        f"result = relcol.report({str(tiny_warehouse.root)!r}, study='tiny', out={str(out)!r},"
+        " bootstrap=0)\n"
+        "print(type(result).__name__, result.html.name, pages.render_html.__name__)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["ReportResult", "index.html", "render_html"]
+    assert (out / "index.html").is_file()
+
+
 #: What the report-tables step computes (``relcol.analysis.summary_tables`` and
 #: ``figure_tables``, called by ``relcol.report_tables``): the report draws these tables
 #: and imports none of them.
