@@ -507,6 +507,25 @@ def test_per_seed_values_are_the_suite_on_each_seeds_rows():
     assert (joined["ece_min"] - joined["low"]).abs().max() < 1e-12 and (joined["seeds"] == 3).all()
 
 
+def test_per_seed_values_computed_a_few_cells_at_a_time_are_the_same_bits(monkeypatch):
+    # a chunk's per-seed values are computed in runs of whole cells of SEED_ROWS rows
+    from polars.testing import assert_frame_equal
+
+    from relcol.analysis import _bootstrap
+
+    rows = frame_of(np.random.default_rng(11), models=("a", "b", "c"), seeds=3)
+    whole = bootstrap(rows, replicates=10)
+    monkeypatch.setattr(_bootstrap, "SEED_ROWS", 150)  # a run per cell or two
+    runs = []
+    real = _bootstrap._seed_values
+    monkeypatch.setattr(
+        _bootstrap, "_seed_values", lambda part, ctx: runs.append(part.height) or real(part, ctx)
+    )
+    sliced = bootstrap(rows, replicates=10)
+    assert len(runs) > 3 and sum(runs) == rows.height
+    assert_frame_equal(sliced.seeds, whole.seeds, check_exact=True)
+
+
 def test_bad_parameters_are_named():
     rows = frame_of(np.random.default_rng(11), models=("a",), severities=(0.0,))
     with pytest.raises(ParameterError, match=r"replicates must be an int >= 1\. Got 0"):

@@ -151,6 +151,11 @@ SEED_METRICS = tuple(name for name in REPLICATED if REGISTRY[name].needs != "mas
 
 #: Entries of one dense D (samples × statistics) or rank-count array processed at once.
 BATCH_ENTRIES = 10_000_000
+#: Rows of a chunk whose per-seed values are computed at once (runs of whole cells): their
+#: group-bys and sorts held about 0.2 GB per 10⁶ rows above the chunk's own arrays, the top of
+#: the 10⁸-row report's memory. Every per-seed value is an order-free sum over its own rows, so
+#: the values are the same bits however the cells are grouped.
+SEED_ROWS = 1_000_000
 
 
 # Weights -------------------------------------------------------------------------------------
@@ -465,7 +470,9 @@ def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
                 points[name[6:]][b0:b1] = array
             else:
                 values[name][b0:b1] = array
-    return _Part(values, points, _seed_values(rows, ctx))
+    spans = chunk_spans(np.diff(starts).tolist(), SEED_ROWS)
+    seeds = [_seed_values(rows.slice(starts[a], starts[a + n] - starts[a]), ctx) for a, n in spans]
+    return _Part(values, points, pl.concat(seeds, how="vertical"))
 
 
 @dataclass(frozen=True)
