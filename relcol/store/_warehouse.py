@@ -876,19 +876,26 @@ class Staging:
         workers = min(available_cores(), len(STORED))
         memory = default_memory_limit(workers)  # the connections share half the memory
         running: list[duckdb.DuckDBPyConnection] = []
+        stop = threading.Event()  # set on a Ctrl-C or a failure: no further chunk starts
+
+        def copy(sources: dict[str, list[str]], query: str, path: Path) -> None:
+            self._copy(sources, query, path, memory, running, stop)
 
         def store(view: str) -> None:
             target = self.folder / stored_file(view)
             if len(chunks) == 1:
-                self._copy(reading(chunks[0]), f"SELECT * FROM {view}", target, memory, running)
+                copy(reading(chunks[0]), f"SELECT * FROM {view}", target)
                 return
             pieces = [self.base / "chunks" / f"{view}-{i}.parquet" for i in range(len(chunks))]
             for parts, piece in zip(chunks, pieces, strict=True):
-                self._copy(reading(parts), f"SELECT * FROM {view}", piece, memory, running)
+                copy(reading(parts), f"SELECT * FROM {view}", piece)
             # one after the other, in the view's order: the chunks follow the cells' order
             listed = ", ".join(sql_literal(str(p)) for p in pieces)
-            query = f"SELECT * FROM read_parquet([{listed}], hive_partitioning = false)"
-            self._copy(reading([]), query, target, memory, running)
+            copy(
+                reading([]),
+                f"SELECT * FROM read_parquet([{listed}], hive_partitioning = false)",
+                target,
+            )
 
         pool = ThreadPoolExecutor(max_workers=workers)
         futures = [pool.submit(store, view) for view in STORED]
@@ -902,6 +909,7 @@ class Staging:
                 future.result()
         except BaseException:
             # a Ctrl-C, or one view failing: start no other view, stop those still running
+            stop.set()
             pool.shutdown(wait=False, cancel_futures=True)
             for con in list(running):
                 try:
@@ -912,16 +920,19 @@ class Staging:
         finally:
             pool.shutdown(wait=True)
 
-    def _copy(self, sources, query, path, memory, running) -> None:
+    def _copy(self, sources, query, path, memory, running, stop) -> None:
         """Write the rows of ``query`` over ``sources`` to ``path``, on one DuckDB thread: it
         adds a sum's terms in the order its threads meet them, so only a query on one thread
         writes the same bytes from the same parts every time (the views run side by side
-        instead, each on a connection of its own, listed in ``running`` while it runs)."""
+        instead, each on a connection of its own, listed in ``running`` while it runs; once
+        ``stop`` is set, none starts)."""
         with connect(
             sources, bins=STORED_BINS, sandbox=False, memory_limit=memory, query=query
         ) as con:
             running.append(con)
             try:
+                if stop.is_set():  # stopped while this connection was being made
+                    raise duckdb.InterruptException("the views' storing was stopped")
                 con.execute("SET threads = 1")
                 # what does not fit spills into the staging folder, never the caller's
                 con.execute("SET temp_directory = ?", [str(self.base / f"spill-{path.stem}")])
