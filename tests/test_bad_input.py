@@ -328,9 +328,21 @@ OPTIONS = [
         "bins must be an int in [1, 1000]. Got 5000.",
     ),
     # bins = 0: the library's check and message (as for report), whichever command
-    ("sql-bins-zero", ["sql", "SELECT 1", "--bins", "0"], "bins must be an int in [1, 1000]. Got 0."),
-    ("shell-bins-zero", ["shell", "--print-init", "--bins", "0"], "bins must be an int in [1, 1000]. Got 0."),
-    ("recalibrate-bins-zero", ["recalibrate", "--bins", "0"], "bins must be an int in [1, 1000]. Got 0."),
+    (
+        "sql-bins-zero",
+        ["sql", "SELECT 1", "--bins", "0"],
+        "bins must be an int in [1, 1000]. Got 0.",
+    ),
+    (
+        "shell-bins-zero",
+        ["shell", "--print-init", "--bins", "0"],
+        "bins must be an int in [1, 1000]. Got 0.",
+    ),
+    (
+        "recalibrate-bins-zero",
+        ["recalibrate", "--bins", "0"],
+        "bins must be an int in [1, 1000]. Got 0.",
+    ),
     ("sql-empty", ["sql", ""], "the SQL query is empty (no statement). Got ''."),
     ("sql-only-comment", ["sql", "/* nothing */ ;"], "the SQL query is empty"),
     (

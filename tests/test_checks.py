@@ -38,9 +38,20 @@ def test_no_hand_written_type_checks_outside_the_checks_module():
 
 
 def test_predicates_refuse_bools_and_accept_numpy_scalars():
-    assert [is_int(v) for v in (3, np.int64(3), True, 3.0, "3")] == [True, True, False, False, False]
+    assert [is_int(v) for v in (3, np.int64(3), True, 3.0, "3")] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
     assert [is_number(v) for v in (0.5, 2, np.float32(0.5), False, "0.5", None)] == [
-        True, True, True, False, False, False,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
     ]
 
 
@@ -68,7 +79,9 @@ def test_int_bounds_messages_and_error_class():
         check_int("n", 1, 2)
     with pytest.raises(SpecError, match=r"^mar: k must be an int in \[1, 5\]\. Got 6\.$"):
         check_int("mar: k", 6, 1, 5, error=SpecError)
-    with pytest.raises(ParameterError, match=r"^bootstrap must be an int >= 0 \(0: none\)\. Got -1\.$"):
+    with pytest.raises(
+        ParameterError, match=r"^bootstrap must be an int >= 0 \(0: none\)\. Got -1\.$"
+    ):
         check_int("bootstrap", -1, 0, note=" (0: none)")
 
 
@@ -78,7 +91,9 @@ def test_bins_seed_and_shares_keep_their_messages():
         with pytest.raises(ParameterError, match=r"^bins must be an int in \[1, 1000\]\. Got "):
             check_bins(bad)
     assert check_seed(2**62 - 1) == 2**62 - 1
-    with pytest.raises(ParameterError, match=r"^seed must be an int in \[0, 2\^62\)\. Got 4611686018427387904\.$"):
+    with pytest.raises(
+        ParameterError, match=r"^seed must be an int in \[0, 2\^62\)\. Got 4611686018427387904\.$"
+    ):
         check_seed(2**62)
     assert check_share("coverage", 1, low_open=True) == 1.0
     with pytest.raises(ParameterError, match=r"^coverage must be a number in \(0, 1\]\. Got 0\.$"):

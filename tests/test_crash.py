@@ -49,9 +49,7 @@ def study_rows(warehouse: Path) -> dict[str, int]:
     wh = relcol.open_warehouse(warehouse)
     if not wh.exists():  # a first ingest killed before it created the warehouse
         return {}
-    counts = wh.sql(
-        "SELECT study, count(*) AS n FROM predictions GROUP BY ALL"
-    )
+    counts = wh.sql("SELECT study, count(*) AS n FROM predictions GROUP BY ALL")
     return dict(counts.iter_rows())
 
 

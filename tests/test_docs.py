@@ -34,11 +34,7 @@ def slug(heading: str) -> str:
     'the-long-table-predictions'
     """
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading).lower()
-    kept = (
-        ch
-        for ch in text
-        if ch in " -_" or unicodedata.category(ch)[0] in "LNM"
-    )
+    kept = (ch for ch in text if ch in " -_" or unicodedata.category(ch)[0] in "LNM")
     return "".join(kept).replace(" ", "-")
 
 
@@ -98,7 +94,7 @@ def quick_start() -> list[str]:
 
 
 def test_the_quick_start_is_what_ci_runs():
-    setup = 'python3 -m venv .venv && . .venv/bin/activate && '
+    setup = "python3 -m venv .venv && . .venv/bin/activate && "
     study, tests = quick_start()
     assert study == setup + "pip install . && relcol ingest && relcol report"
     assert tests == setup + 'pip install -e ".[test]" && pytest'
@@ -121,7 +117,9 @@ def test_every_docstring_example_is_collected():
     assert "--doctest-modules" in config["addopts"].split()
     paths = [ROOT / p for p in config["testpaths"]]
     with_examples = [
-        f for d in ("relcol", "cli", "sql") for f in (ROOT / d).rglob("*.py")
+        f
+        for d in ("relcol", "cli", "sql")
+        for f in (ROOT / d).rglob("*.py")
         if ">>> " in f.read_text()
     ]
     assert len(with_examples) >= 20
@@ -134,9 +132,7 @@ def test_the_docs_name_only_public_python_objects():
     import importlib
 
     named = {
-        name
-        for page in PAGES
-        for name in re.findall(r"`(relcol(?:\.\w+)+)", page.read_text())
+        name for page in PAGES for name in re.findall(r"`(relcol(?:\.\w+)+)", page.read_text())
     }
     assert len(named) >= 20
     wrong = []

@@ -76,8 +76,13 @@ def test_every_row_of_the_seeds_table_lands_near_it(example):
     assert {m for m, r in relation.items() if r == "≥"} == EMAIL_SEED_AT_LEAST == {"mce", "pr_auc"}
     pr_auc = average_precision_score(z, c)
     r = float(np.corrcoef(c, z.astype(float))[0, 1])
-    for name, expected in (("auroc", auroc), ("cohens_d", d), ("pr_auc", pr_auc),
-                           ("point_biserial", r), ("mce", reference.metrics(c, z, 15)["mce"])):
+    for name, expected in (
+        ("auroc", auroc),
+        ("cohens_d", d),
+        ("pr_auc", pr_auc),
+        ("point_biserial", r),
+        ("mce", reference.metrics(c, z, 15)["mce"]),
+    ):
         assert ours[name] == pytest.approx(expected, abs=1e-9), name  # fmt: skip
     # the seed gives MCE and PR-AUC as lower bounds ("0.25+", "0.85+"): both hold here
     assert ours["mce"] >= EMAIL_SEED_TABLE["mce"] and ours["pr_auc"] >= EMAIL_SEED_TABLE["pr_auc"]

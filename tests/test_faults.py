@@ -176,9 +176,7 @@ def test_a_truncated_materialised_table_is_one_line_and_report_rebuilds_it(repor
     assert wh.check().problems == []
 
 
-def test_a_truncated_schema_file_is_one_line_naming_it_and_report_rewrites_it(
-    reported, tmp_path
-):
+def test_a_truncated_schema_file_is_one_line_naming_it_and_report_rewrites_it(reported, tmp_path):
     wh = reported
     schema = wh.root / "_schema" / "runs.parquet"
     schema.write_bytes(schema.read_bytes()[:50])
@@ -263,7 +261,9 @@ def test_a_failed_first_ingest_leaves_no_warehouse_behind(tmp_path, monkeypatch)
     with pytest.raises(InputError):
         relcol.ingest_predictions(small_predictions(), target, name="s", model="m")
     assert not target.exists()
-    done = run_cli("ingest", "--predictions", str(tmp_path / "missing.csv"), "--warehouse", str(target))
+    done = run_cli(
+        "ingest", "--predictions", str(tmp_path / "missing.csv"), "--warehouse", str(target)
+    )
     assert done.returncode == 2
     assert not target.exists()
 
@@ -282,9 +282,10 @@ def read_only(root: Path):
             for p in reversed(paths):
                 p.chmod(modes[p])
         return
-    if shutil.which("chattr") is None or subprocess.run(
-        ["chattr", "-R", "+i", str(root)], capture_output=True
-    ).returncode:
+    if (
+        shutil.which("chattr") is None
+        or subprocess.run(["chattr", "-R", "+i", str(root)], capture_output=True).returncode
+    ):
         pytest.skip("cannot make a folder read-only for root here (chattr +i)")
     try:
         yield
@@ -300,9 +301,9 @@ def test_a_read_only_warehouse_is_read_but_every_write_is_one_line(reported, tmp
     where = ["--warehouse", str(wh.root)]
     with read_only(wh.root):
         # reading needs no write: the query's spill folder is private, elsewhere
-        assert run_cli("sql", *where, "SELECT count(*) FROM predictions", "--format", "csv").stdout == (
-            "count_star()\n200\n"
-        )
+        assert run_cli(
+            "sql", *where, "SELECT count(*) FROM predictions", "--format", "csv"
+        ).stdout == ("count_star()\n200\n")
         assert run_cli("check", *where).returncode == 0
         for command in (
             ["report", "--out", str(tmp_path / "out"), "--bootstrap", "0"],
@@ -321,9 +322,12 @@ def test_a_read_only_warehouse_is_read_but_every_write_is_one_line(reported, tmp
 def small_disk(path: Path, size: str):
     """A tmpfs of ``size`` at ``path`` (root only; skipped where it cannot be mounted)."""
     path.mkdir()
-    if os.geteuid() != 0 or subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
-    ).returncode:
+    if (
+        os.geteuid() != 0
+        or subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True
+        ).returncode
+    ):
         pytest.skip("cannot mount a small file system here")
     try:
         yield path
@@ -336,7 +340,14 @@ def test_a_really_full_disk_is_one_line_for_report_and_ingest(reported, tmp_path
     before = snapshot(wh.root)
     with small_disk(tmp_path / "disk", "64k") as disk:
         done = run_cli(
-            "report", "-q", "--warehouse", str(wh.root), "--out", str(disk / "out"), "--bootstrap", "0"
+            "report",
+            "-q",
+            "--warehouse",
+            str(wh.root),
+            "--out",
+            str(disk / "out"),
+            "--bootstrap",
+            "0",
         )
         assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
         assert "No space left on device; nothing was changed" in done.stderr
@@ -459,7 +470,9 @@ def test_readers_during_repeated_replaces_always_see_one_whole_version(tmp_path)
     seen = set()
     while writer.poll() is None:
         assert wh.require_study("race") == "race"
-        rows = wh.sql("SELECT model, count(*) AS n FROM predictions WHERE study = 'race' GROUP BY ALL")
+        rows = wh.sql(
+            "SELECT model, count(*) AS n FROM predictions WHERE study = 'race' GROUP BY ALL"
+        )
         # one run's rows, never a mix of two runs' files, never none
         assert rows.height == 1 and rows.row(0) in {("m100", 100), ("m150", 150)}, rows
         seen.add(rows.row(0))

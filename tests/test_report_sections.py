@@ -366,6 +366,7 @@ def test_a_curve_whose_realised_rate_diverges_is_drawn_and_tested_against_it():
     line = fig.axes[0].get_lines()[0]
     assert list(line.get_xdata()) == [0.0, 0.3, 0.4, 0.5]
     assert list(line.get_ydata()) == [0.9, 0.8, 0.7, 0.6]
+
     def section(tables):  # the section draws the two tables report_tables computes for it
         rates = realised_rates(tables["corruptions"])
         trends = realised_trends(calibration, tables["corruptions"], ("accuracy", "gap"))

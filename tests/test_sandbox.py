@@ -40,7 +40,9 @@ def small_predictions(n: int = 200, seed: int = 0) -> pl.DataFrame:
 
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` with its bytes (nothing may change, appear or vanish)."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -85,9 +87,7 @@ def test_the_escape_corpus_is_large_and_aims_at_every_kind_of_file():
 
 
 @pytest.mark.parametrize("attempt", ESCAPES)
-def test_every_sandbox_escape_attempt_is_refused_and_changes_nothing(
-    small, attempt, monkeypatch
-):
+def test_every_sandbox_escape_attempt_is_refused_and_changes_nothing(small, attempt, monkeypatch):
     wh, base = small
     monkeypatch.chdir(base / "cwd")  # DuckDB's default temp folder would be ./.tmp
     before = snapshot(wh.root), snapshot(base / "cwd"), snapshot(base / "outside")
@@ -165,7 +165,12 @@ def run_cli(*args: str, **kwargs) -> subprocess.CompletedProcess:
 def test_sql_timeout_option_and_its_one_line(small):
     wh, _ = small
     done = run_cli(
-        "sql", "--warehouse", str(wh.root), "--timeout", "1", "SELECT count(*) FROM range(100000000000)"
+        "sql",
+        "--warehouse",
+        str(wh.root),
+        "--timeout",
+        "1",
+        "SELECT count(*) FROM range(100000000000)",
     )
     assert done.returncode == 2
     assert done.stderr == (

@@ -53,14 +53,29 @@ def evidence(**columns) -> pl.DataFrame:
         ({"ece_upper": 0.05}, "green", None, "deploy"),  # the green bound is inclusive
         ({"ece_upper": 0.06}, "amber", "ece", "more test data"),  # not shown to be within 0.05
         ({"ece_upper": 0.12, "calibration_lower": 0.07}, "amber", "ece", "temperature scaling"),
-        ({"ece_upper": 0.3, "calibration_lower": 0.16}, "red", "ece", "isotonic regression, then re-evaluate"),
+        (
+            {"ece_upper": 0.3, "calibration_lower": 0.16},
+            "red",
+            "ece",
+            "isotonic regression, then re-evaluate",
+        ),
         ({"auroc_lower": 0.78}, "amber", "auroc", "more test data"),
         ({"auroc": 0.78, "auroc_lower": 0.7, "auroc_upper": 0.85}, "amber", "auroc", "retrain"),
         ({"auroc": 0.7, "auroc_lower": 0.6, "auroc_upper": 0.74}, "red", "auroc", "retrain"),
         ({"mce_judged": 0.18}, "amber", "mce", "temperature scaling"),
-        ({"mce_judged": 0.3, "mce_lower": 0.21}, "red", "mce", "isotonic regression, then re-evaluate"),
+        (
+            {"mce_judged": 0.3, "mce_lower": 0.21},
+            "red",
+            "mce",
+            "isotonic regression, then re-evaluate",
+        ),
         # several red: discrimination first (recalibrating cannot fix it), so retrain
-        ({"calibration_lower": 0.2, "ece_upper": 0.3, "auroc": 0.7, "auroc_upper": 0.74}, "red", "auroc", "retrain"),
+        (
+            {"calibration_lower": 0.2, "ece_upper": 0.3, "auroc": 0.7, "auroc_upper": 0.74},
+            "red",
+            "auroc",
+            "retrain",
+        ),
         # no AUROC (no wrong row): not judged
         ({"auroc": None, "auroc_lower": None, "auroc_upper": None}, "green", None, "deploy"),
         ({"samples": 29}, None, None, None),  # too few samples: no light
@@ -159,7 +174,11 @@ def test_d_star_needs_a_significant_rise_and_a_gap_above_tau():
     )
     row = thresholds(cell).row(0, named=True)
     assert row["break_point"] == 0.1 and row["d_star"] == 0.2
-    assert (row["d_star_accuracy"], row["d_star_confidence"], row["d_star_gap"]) == (0.79, 0.88, 0.09)
+    assert (row["d_star_accuracy"], row["d_star_confidence"], row["d_star_gap"]) == (
+        0.79,
+        0.88,
+        0.09,
+    )
     assert row["d_star_gap_lo"] == 0.06
     assert thresholds(cell, tau=0.1).row(0, named=True)["d_star"] == 0.3
     assert thresholds(cell, tau=0.2).row(0, named=True)["d_star"] is None
@@ -270,9 +289,9 @@ def test_an_empty_warehouse_has_the_statistical_views(tmp_path):
 
 def test_training_intervals_are_wider_and_say_what_they_cover(tiny_warehouse):
     plain = relcol.report_tables(tiny_warehouse, "tiny", bootstrap=100)["calibration"]
-    wide = relcol.report_tables(
-        tiny_warehouse, "tiny", bootstrap=100, intervals="training"
-    )["calibration"]
+    wide = relcol.report_tables(tiny_warehouse, "tiny", bootstrap=100, intervals="training")[
+        "calibration"
+    ]
     assert set(plain["interval_scope"]) == {"test samples"}
     assert set(wide["interval_scope"]) == {"test samples and training seeds"}
     assert (wide["gap_lo"] <= plain["gap_lo"]).all() and (wide["gap_hi"] >= plain["gap_hi"]).all()

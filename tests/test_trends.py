@@ -116,8 +116,10 @@ def test_trends_of_a_degrading_curve():
     assert accuracy["spearman_rho"] < -0.5 and accuracy["p_value"] < 0.05  # accuracy falls with d
     # the p-value from the replicates of ρ, recomputed here: 2·min(share ≤ 0, share ≥ 0)
     rho = np.array(
-        [stats.spearmanr([0, 1, 2, 3], result.values["accuracy"][order, b]).statistic
-         for b in range(300)]
+        [
+            stats.spearmanr([0, 1, 2, 3], result.values["accuracy"][order, b]).statistic
+            for b in range(300)
+        ]
     )
     below, above = (rho <= 0).sum(), (rho >= 0).sum()
     assert accuracy["p_value"] == pytest.approx(min(1, 2 * (min(below, above) + 1) / 301))

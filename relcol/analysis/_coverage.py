@@ -244,7 +244,13 @@ def simulate_studies(
 
 
 def law_rows(
-    prefix: str, c: np.ndarray, right: np.ndarray, classes: int, *, model: str = "law", first: int = 0
+    prefix: str,
+    c: np.ndarray,
+    right: np.ndarray,
+    classes: int,
+    *,
+    model: str = "law",
+    first: int = 0,
 ) -> pl.DataFrame:
     """Long-table rows of simulated studies from their confidences ``c`` and outcomes
     ``right`` (studies × n arrays), as ``simulate_studies`` describes; ``model`` names the

@@ -91,10 +91,7 @@ def check_weights(weights: Mapping[str, float] | None) -> dict[str, float]:
             f"weights must map each of {', '.join(WEIGHTS)} to a number >= 0. Got {weights!r}."
         )
     out = {k: weights[k] for k in WEIGHTS}
-    if (
-        not all(is_number(w) and w >= 0 for w in out.values())
-        or not sum(out.values()) > 0
-    ):
+    if not all(is_number(w) and w >= 0 for w in out.values()) or not sum(out.values()) > 0:
         raise ParameterError(f"weights must be numbers >= 0 with a positive sum. Got {weights!r}.")
     return {k: float(w) for k, w in out.items()}
 

@@ -212,7 +212,9 @@ def selective_curve(
     >>> selective_curve(rows, "model").collect().select("threshold", "coverage", "risk").rows()
     [(0.9, 0.25, 0.0), (0.6, 0.75, 0.3333333333333333), (0.3, 1.0, 0.5)]
     """
-    cells, rows, ordered = scored_rows("selective_curve", frame, by, score, confidence, correct, proba)
+    cells, rows, ordered = scored_rows(
+        "selective_curve", frame, by, score, confidence, correct, proba
+    )
     table = curve_levels(rows, levels(ordered), score)
     return with_keys(table, cells, check_keys(by), presorted=True)
 

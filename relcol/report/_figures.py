@@ -533,7 +533,9 @@ def _unit_square(ax: Axes) -> None:
 def error_text(ece: float | None, mce: float | None) -> str:
     """``ECE 0.034 · MCE 0.120``: the two calibration errors as the figures print them."""
     parts = [
-        f"{name} {value:.3f}" for name, value in ((_LABEL["ece"], ece), (_LABEL["mce"], mce)) if value is not None
+        f"{name} {value:.3f}"
+        for name, value in ((_LABEL["ece"], ece), (_LABEL["mce"], mce))
+        if value is not None
     ]
     return " · ".join(parts)
 

@@ -94,14 +94,14 @@ def reliability_diagram(
 
     frame = _frame(data)
     if "binning" in frame.columns:
-        frame = frame.filter(pl.col("binning") == check_choice("binning", binning, ("width", "mass")))
+        frame = frame.filter(
+            pl.col("binning") == check_choice("binning", binning, ("width", "mass"))
+        )
     table, edges = _binned(
         frame, by, bins, "reliability", {"bin", "accuracy", "share"}, confidence, correct
     )
     _require(table, ("cell_ece", "cell_mce"), "reliability")
-    solid = (
-        draw.SOLID_BIN_SAMPLES if min_samples is None else check_int("min_samples", min_samples)
-    )
+    solid = draw.SOLID_BIN_SAMPLES if min_samples is None else check_int("min_samples", min_samples)
     names, styles, ax = _canvas(table, ax)
     errors = {r[_SERIES]: (r["cell_ece"], r["cell_mce"]) for r in table.iter_rows(named=True)}
     handles = []

@@ -169,7 +169,9 @@ def _d(value: float | None) -> str:
 def _verdicts(table: pl.DataFrame) -> str:
     items = []
     for row in table.iter_rows(named=True):
-        lights = ", ".join(f'<span class="light {c}">{c}</span> {row[c]}' for c in WORST_FIRST if row[c])
+        lights = ", ".join(
+            f'<span class="light {c}">{c}</span> {row[c]}' for c in WORST_FIRST if row[c]
+        )
         text = f"<b>{escape(row['model'])}</b>: {lights} of {plural(row['curves'], 'curve')}"
         if row.get("clean_over"):
             text += f"; already overconfident when clean on {plural(row['clean_over'], 'curve')}"

@@ -33,16 +33,16 @@ def main() -> None:
         print(f"{world.name}: {time.perf_counter() - start:.0f} s", flush=True)
     verdicts = list(dict.fromkeys(v for r in results for v in r.rates))
     print()
-    print(f"{args.curves} curves per world, B = {args.replicates}, α = 0.05; "
-          f"false-alarm target α + 2 SE = {results[0].bound():.3f}; "
-          f"{platform.machine()}, {time.strftime('%Y-%m-%d')}")
+    print(
+        f"{args.curves} curves per world, B = {args.replicates}, α = 0.05; "
+        f"false-alarm target α + 2 SE = {results[0].bound():.3f}; "
+        f"{platform.machine()}, {time.strftime('%Y-%m-%d')}"
+    )
     print()
     print("| verdict | " + " | ".join(r.world.name for r in results) + " |")
     print("|---|" + "---:|" * len(results))
     for verdict in verdicts:
-        cells = [
-            f"{r.rates[verdict]:.3f}" if verdict in r.rates else "–" for r in results
-        ]
+        cells = [f"{r.rates[verdict]:.3f}" if verdict in r.rates else "–" for r in results]
         print(f"| {verdict} | " + " | ".join(cells) + " |")
     print("| seeds agreeing | " + " | ".join(f"{r.agreement:.2f}" for r in results) + " |")
 
