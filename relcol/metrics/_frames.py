@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
+from relcol.store import chunk_spans
+
 CELL_ID = "_cell"
 
 #: Rows read and processed together by ``by_chunks`` (a larger cell is a chunk of its own).
@@ -71,19 +73,6 @@ def with_keys(
     out = table.join(cells, on=CELL_ID, how="inner")
     order = [False] + [descending] * len(then)
     return out.sort([CELL_ID, *then], descending=order).select(columns)
-
-
-def chunk_spans(sizes: Sequence[int], budget: int) -> list[tuple[int, int]]:
-    """(start, length) of consecutive runs of cells of at most ``budget`` rows in all (a
-    cell larger than that is a run of its own); one empty run when there are no cells."""
-    out, start, rows = [], 0, 0
-    for i, n in enumerate(sizes):
-        if rows and rows + n > budget:
-            out.append((start, i - start))
-            start, rows = i, 0
-        rows += n
-    out.append((start, len(sizes) - start))
-    return out
 
 
 def chunk_filter(cells: pl.DataFrame) -> pl.Expr:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from relcol.store._chunks import chunk_spans
 from relcol.store._files import os_error, publish_folder, staged_folder
 from relcol.store._schema import (
     ANNOTATIONS,
@@ -53,6 +54,7 @@ __all__ = [
     "Staging",
     "Warehouse",
     "check_name",
+    "chunk_spans",
     "conform",
     "connect",
     "connect_frame",

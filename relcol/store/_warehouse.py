@@ -49,6 +49,7 @@ from relcol._cluster import available_cores
 from relcol.checks import check_bins, is_number
 from relcol.errors import ParameterError, WarehouseError
 from relcol.store import _files, _schema
+from relcol.store._chunks import chunk_spans
 from relcol.store._sql import (
     STORED,
     STORED_BINS,
@@ -958,14 +959,10 @@ class Staging:
             .sort(_schema.CELL, nulls_last=True)
             .collect()
         )
-        numbers, number, total = [], 0, 0
-        for rows in cells["rows"]:
-            if total and total + rows > STORE_CHUNK_ROWS:  # the chunk is full: start the next
-                number, total = number + 1, 0
-            numbers.append(number)
-            total += rows
+        spans = chunk_spans(cells["rows"].to_list(), STORE_CHUNK_ROWS)
+        numbers = [chunk for chunk, (_, length) in enumerate(spans) for _ in range(length)]
         cells = cells.select(*_schema.CELL, chunk=pl.Series(numbers, dtype=pl.UInt32))
-        chunks: list[list[str]] = [[] for _ in range(number + 1)]
+        chunks: list[list[str]] = [[] for _ in spans]
         folder = self.base / "chunks"
         folder.mkdir()
         for index, part in enumerate(parts):
