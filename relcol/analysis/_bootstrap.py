@@ -66,6 +66,7 @@ import polars as pl
 import scipy.sparse as sparse
 import scipy.sparse.csgraph as csgraph
 from scipy import stats
+from threadpoolctl import threadpool_limits
 
 from relcol._memory import release_freed_memory
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
@@ -741,8 +742,10 @@ def _product(
         return function(part(c0, c1), c1 - c0, n_samples, weights, ctx)
 
     if len(jobs) > 2 and _threads() > 1:
-        # numpy, BLAS and scipy release the GIL: batches run side by side on the cores
-        with ThreadPoolExecutor(_threads()) as pool:
+        # numpy, BLAS and scipy release the GIL: batches run side by side on the cores, each
+        # product on its own thread (BLAS threads of its own on top would put twice as many
+        # threads as cores to work, spinning while they wait for each other)
+        with ThreadPoolExecutor(_threads()) as pool, threadpool_limits(1, user_api="blas"):
             done = list(pool.map(run, jobs))
     else:
         done = [run(job) for job in jobs]
