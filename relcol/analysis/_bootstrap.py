@@ -799,12 +799,6 @@ def _weight_columns(study: str, samples: np.ndarray, ctx: _Context):
 # Linear statistics: W·D ------------------------------------------------------------------------
 
 
-def _dense(sid: np.ndarray, column: np.ndarray, value: np.ndarray, shape: tuple[int, int]):
-    """The dense (samples × columns) matrix of the per-row values summed per entry."""
-    flat = np.bincount(sid * shape[1] + column, weights=value, minlength=shape[0] * shape[1])
-    return flat.reshape(shape)
-
-
 def _linear(
     part: dict,
     n_cells: int,
@@ -881,13 +875,21 @@ def _sums(
     is one GEMM; with a block's groups it is one GEMM per group, over its samples and its
     cells' columns, on the same grid (``w_max``): the same bits as the one dense product."""
     sid = part["sid"]
-    if not isinstance(wt, _GroupWeights):
-        blocks = [
-            _dense(sid, key, value, (n_samples, len(owner))) for key, owner, value in statistics
-        ]
-        d = np.hstack(blocks)
-        return exact_product(d.T, wt, w_max), np.count_nonzero(d, axis=0)
     offsets = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
+    if not isinstance(wt, _GroupWeights):
+        # one bincount into D (samples × every statistic's columns): an entry gathers its
+        # statistic's rows in their order, as a bincount per statistic would
+        width = offsets[-1]
+        keys = [
+            sid * width + offset + key
+            for offset, (key, _, _) in zip(offsets, statistics, strict=False)
+        ]
+        d = np.bincount(
+            np.concatenate(keys),
+            weights=np.concatenate([value for _, _, value in statistics]),
+            minlength=n_samples * width,
+        ).reshape(n_samples, width)
+        return exact_product(d.T, wt, w_max), np.count_nonzero(d, axis=0)
     group_of_cell = np.zeros(len(statistics[-1][1]), dtype=np.int64)
     group_of_cell[part["cell"]] = part["group"]
     column_group = np.concatenate([group_of_cell[owner] for _, owner, _ in statistics])
