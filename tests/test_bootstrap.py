@@ -526,6 +526,32 @@ def test_per_seed_values_computed_a_few_cells_at_a_time_are_the_same_bits(monkey
     assert_frame_equal(sliced.seeds, whole.seeds, check_exact=True)
 
 
+def test_batches_of_any_size_give_the_same_bits(monkeypatch):
+    # BATCH_ENTRIES sizes the runs of cells whose products (and level counts) are computed
+    # together; the exact product and the per-cell kernels make the batching invisible
+    from relcol.analysis import _bootstrap
+
+    rows = frame_of(np.random.default_rng(12), models=("a", "b", "c"), decimals=None)
+    whole = bootstrap(rows, replicates=20)
+    linear = []
+    real = _bootstrap._linear
+    monkeypatch.setattr(
+        _bootstrap,
+        "_linear",
+        lambda part, n_cells, *args, **kwargs: (
+            linear.append(n_cells) or real(part, n_cells, *args, **kwargs)
+        ),
+    )
+    monkeypatch.setattr(_bootstrap, "BATCH_ENTRIES", 2_000)  # a cell per batch
+    batched = bootstrap(rows, replicates=20)
+    assert len(linear) == whole.cells.height and set(linear) == {1}
+    for source in ("values", "points", "bins", "bin_samples", "bin_accuracy"):
+        for name, array in getattr(whole, source).items():
+            np.testing.assert_array_equal(
+                getattr(batched, source)[name], array, err_msg=f"{source} {name}"
+            )
+
+
 def test_bad_parameters_are_named():
     rows = frame_of(np.random.default_rng(11), models=("a",), severities=(0.0,))
     with pytest.raises(ParameterError, match=r"replicates must be an int >= 1\. Got 0"):
