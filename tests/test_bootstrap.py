@@ -552,6 +552,28 @@ def test_batches_of_any_size_give_the_same_bits(monkeypatch):
             )
 
 
+@pytest.mark.parametrize(
+    "values",
+    [
+        np.array([], dtype=np.int64),
+        np.array([7]),
+        np.random.default_rng(0).integers(-50, 50, 1000),  # a dense range: the table
+        np.random.default_rng(1).integers(0, 10**9, 100),  # a sparse one: a sort
+        np.array([-(2**62), 2**62, 0, 2**62]),  # a range past int64: a sort, no overflow
+        np.random.default_rng(2).integers(0, 600, 10**5).astype(np.uint32),
+        np.random.default_rng(3).integers(0, 300, 5000).astype(np.int32),
+    ],
+)
+def test_unique_is_numpys_unique_with_its_inverse(values):
+    from relcol.analysis._bootstrap import _unique
+
+    expected, inverse = np.unique(values, return_inverse=True)
+    got, got_inverse = _unique(values)
+    assert got.dtype == expected.dtype and got_inverse.dtype == inverse.dtype
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(got_inverse, inverse)
+
+
 def test_bad_parameters_are_named():
     rows = frame_of(np.random.default_rng(11), models=("a",), severities=(0.0,))
     with pytest.raises(ParameterError, match=r"replicates must be an int >= 1\. Got 0"):
