@@ -255,6 +255,35 @@ def test_risk_coverage_carries_the_oracle_curve_of_its_cells_error_rate():
         np.testing.assert_allclose(got, np.maximum(kappa - (1 - error), 0) / kappa, atol=1e-15)
 
 
+def test_risk_coverage_reads_each_cells_curve_at_the_first_point_covering_the_grid():
+    """Cells whose coverages interleave: κ = j/K reads the cell's first curve point with
+    coverage ≥ κ (a numpy search per cell), whatever the other cells hold."""
+    import numpy as np
+
+    from relcol.analysis import risk_coverage
+
+    rng = np.random.default_rng(3)
+    parts, expected = [], {}
+    for c in range(30):
+        n = int(rng.integers(1, 60))
+        accepted = np.cumsum(rng.integers(1, 4, size=int(rng.integers(1, n + 1))))
+        coverage = accepted / accepted[-1]
+        risk, threshold = rng.random(len(coverage)), np.sort(rng.random(len(coverage)))[::-1]
+        cell = {"study": "s", "dataset": "d", "model": f"m{c:02d}", "corruption": "mcar"}
+        cell |= {"severity": 0.0, "label": None, "score": "confidence"}
+        curve = {"threshold": threshold, "coverage": coverage, "risk": risk}
+        parts.append(pl.DataFrame(cell | curve, schema_overrides={"label": pl.Int32}))
+        kappa = np.arange(1, 11) / 10
+        at = np.searchsorted(coverage, kappa, side="left")
+        expected[f"m{c:02d}"] = (risk[at], threshold[at])
+    shuffled = pl.concat([parts[i] for i in rng.permutation(len(parts))])  # cells in any order
+    out = risk_coverage(shuffled, points=10).collect()
+    for model, (risk, threshold) in expected.items():
+        got = out.filter(pl.col("model") == model)
+        np.testing.assert_array_equal(got["risk"].to_numpy(), risk)
+        np.testing.assert_array_equal(got["threshold"].to_numpy(), threshold)
+
+
 def test_summary_tables_with_missing_computes_only_what_is_missing():
     from relcol.analysis import summary_tables
 

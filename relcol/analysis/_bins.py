@@ -243,16 +243,15 @@ def risk_coverage(
     grid = pl.LazyFrame({"coverage": [j / points for j in range(1, points + 1)]})
     # j/K and accepted/n are both correctly rounded, so equal shares compare equal.
     cells = curve.select(keys).unique(maintain_order=True).with_row_index("__cell")
-    read = (
-        cells.join(grid, how="cross")
-        .sort("coverage")
-        .join_asof(
-            curve.select(*keys, "coverage", "risk", "threshold").sort("coverage"),
-            on="coverage",
-            by=keys,
-            strategy="forward",
-            check_sortedness=False,  # sorted just above: globally, so within every cell
-        )
+    # an asof join with `by` needs each side sorted on `coverage` within each cell only: the
+    # grid is, cell by cell, and so is the curve (its contract, above), so no sort of all the
+    # rows is needed
+    read = cells.join(grid, how="cross", maintain_order="left_right").join_asof(
+        curve.select(*keys, "coverage", "risk", "threshold"),
+        on="coverage",
+        by=keys,
+        strategy="forward",
+        check_sortedness=False,  # Polars cannot check the order within `by` groups (it warns)
     )
     return (
         read.sort("__cell", "coverage")
