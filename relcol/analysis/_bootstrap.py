@@ -154,7 +154,8 @@ SEED_METRICS = tuple(name for name in REPLICATED if REGISTRY[name].needs != "mas
 #: enough that a batch's arrays (D, its exact product, the per-bin sums) are a few MB each: they
 #: stay in the caches and the allocator hands the memory of one batch to the next, where batches
 #: of 10⁷ entries made arrays of 100 MB and more, fresh pages from the kernel for every batch
-#: (the built-in study's bootstrap: 15 s of CPU against 13 s, 2.4 GB peak against 2.0 GB).
+#: (``bench_bootstrap.py``'s shape of the built-in study: 15 s of CPU against 13 s, 2.4 GB peak
+#: against 2.0 GB).
 BATCH_ENTRIES = 1_000_000
 #: Rows of a chunk whose per-seed values are computed at once (runs of whole cells): their
 #: group-bys and sorts held about 0.2 GB per 10⁶ rows above the chunk's own arrays, the top of
