@@ -162,10 +162,11 @@ BATCH_ENTRIES = 1_000_000
 #: the values are the same bits however the cells are grouped.
 SEED_ROWS = 1_000_000
 #: Rows of a chunk read and resampled at once (runs of whole cells). The chunk's sorted rows and
-#: its blocks' arrays come to about 0.3 GB per 10⁶ rows at the top of a report's memory: the
-#: built-in study (2.7·10⁶ rows) peaked at 2.1 GB in one chunk and 1.6 GB in two, the 10⁸-row
-#: report at 2.1 GB and 1.9 GB (202 s and 211 s). A cell's replicates depend on its own rows
-#: only, so they are the same bits however the cells are chunked.
+#: its blocks' arrays come to 0.2–0.4 GB per 10⁶ rows at the top of a report's memory: the
+#: built-in study's report (2.7·10⁶ rows) peaked at 2.1–2.2 GB in one chunk and 1.6–1.7 GB in
+#: two, the 10⁸-row report at 2.1 GB and 1.9 GB in about the same time (docs/performance.md,
+#: "The bootstrap's chunks"). A cell's replicates depend on its own rows only, so they are the
+#: same bits however the cells are chunked.
 BOOTSTRAP_ROWS = 1_500_000
 
 
