@@ -9,9 +9,11 @@ import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 from relcol import metrics
 from relcol.analysis import (
+    _bootstrap,
     bin_metrics,
     bootstrap,
     paired_differences,
@@ -271,6 +273,32 @@ def test_rows_order_and_chunks_do_not_change_anything():
         np.testing.assert_allclose(
             column(one.seeds, name), column(shuffled.seeds, name), atol=1e-12
         )
+
+
+def test_the_chunk_budget_holds_where_each_run_sends_the_work(monkeypatch):
+    # a cluster's each_run hands a worker a run of many cells; the worker still reads and
+    # resamples them in chunks of at most chunk_rows rows, with the same bits as here
+    rows = frame_of(np.random.default_rng(4), models=("a", "b", "c"))
+    sizes = rows.group_by(CELL).len()["len"]
+    one = bootstrap(rows, replicates=30)
+    chunks = []
+    chunk = _bootstrap._chunk
+
+    def counted(lazy, cells, ctx):
+        chunks.append(cells["n"].sum())
+        return chunk(lazy, cells, ctx)
+
+    monkeypatch.setattr(_bootstrap, "_chunk", counted)
+
+    def halves(cells, work):  # two runs of cells, as a cluster's partitions
+        return [work(rows.lazy(), run) for run in (cells[:3], cells[3:])]
+
+    sent = bootstrap(rows, replicates=30, chunk_rows=2 * sizes.max(), each_run=halves)
+    assert len(chunks) > 2 and max(chunks) <= 2 * sizes.max()  # two runs, split further
+    assert sum(chunks) == rows.height
+    for name in one.values:
+        np.testing.assert_array_equal(one.values[name], sent.values[name], err_msg=name)
+    assert_frame_equal(one.seeds, sent.seeds)
 
 
 def test_grouped_levels_keep_the_exact_point_and_nearly_the_exact_interval():

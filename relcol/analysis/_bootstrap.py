@@ -345,7 +345,8 @@ def bootstrap(
     cells
         The cells with their row counts ``n`` (a calibration table), if known: saves a scan.
     chunk_rows
-        Rows read and processed together.
+        Rows read and processed together (runs of whole cells; a larger cell alone), here
+        or on the workers of ``each_run``.
     each_run
         Where the runs of cells are computed, elsewhere (a Dask cluster:
         ``relcol.workflows._report_backend``): ``each_run(cells, work)`` returns
@@ -373,13 +374,9 @@ def bootstrap(
     ).with_row_index("cell")
     cells = counts.select(keys)
     context = _Context(replicates, bins, seed, levels, coverage, risk, proba)
-    work = _ChunkWork(context)
-    if each_run is None:
-        spans = chunk_spans(counts["n"].to_list(), chunk_rows)
-        parts = [work(lazy, counts.slice(start, length)) for start, length in spans]
-    else:
-        parts = each_run(counts, work)
-    parts = [part for part in parts if part is not None]
+    work = _ChunkWork(context, chunk_rows)
+    runs = [work(lazy, counts)] if each_run is None else each_run(counts, work)
+    parts = [part for run in runs for part in run]
     names = REPLICATED
     values = {
         name: np.concatenate([p.values[name] for p in parts])
@@ -489,17 +486,20 @@ def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
 
 @dataclass(frozen=True)
 class _ChunkWork:
-    """``_chunk`` of a run of cells, here or elsewhere (``bootstrap``'s ``each_run``), the
-    memory it freed handed back after it; None for no cells."""
+    """``_chunk`` of a run of cells, here or elsewhere (``bootstrap``'s ``each_run``), in
+    chunks of whole cells of at most ``chunk_rows`` rows wherever it runs, the memory each
+    chunk freed handed back after it; no parts for no cells."""
 
     ctx: _Context
+    chunk_rows: int
 
-    def __call__(self, rows: pl.LazyFrame, run: pl.DataFrame) -> _Part | None:
-        if not run.height:
-            return None
-        part = _chunk(rows, run, self.ctx)
-        release_freed_memory()  # or the arrays every chunk freed pile up in the process
-        return part
+    def __call__(self, rows: pl.LazyFrame, run: pl.DataFrame) -> list[_Part]:
+        parts = []
+        for start, length in chunk_spans(run["n"].to_list(), self.chunk_rows):
+            if length:
+                parts.append(_chunk(rows, run.slice(start, length), self.ctx))
+                release_freed_memory()  # or the arrays every chunk freed pile up in the process
+        return parts
 
 
 def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFrame:
