@@ -298,7 +298,7 @@ def test_the_chunk_budget_holds_where_each_run_sends_the_work(monkeypatch):
     assert sum(chunks) == rows.height
     for name in one.values:
         np.testing.assert_array_equal(one.values[name], sent.values[name], err_msg=name)
-    assert_frame_equal(one.seeds, sent.seeds)
+    assert_frame_equal(one.seeds, sent.seeds, check_exact=True)
 
 
 def test_grouped_levels_keep_the_exact_point_and_nearly_the_exact_interval():
