@@ -228,6 +228,61 @@ def test_cell_evidence_bounds_are_quantiles_of_the_replicates():
     assert out["calibration_lower"].to_list() == pytest.approx(expected)
 
 
+def test_judged_mce_is_the_well_filled_bins_largest_gap_and_bound(monkeypatch):
+    """mce_judged, mce_samples and mce_lower recomputed cell by cell from their definitions."""
+    import dataclasses
+
+    import numpy as np
+    from polars.testing import assert_frame_equal
+
+    from relcol.analysis import _thresholds, bootstrap, cell_evidence
+    from relcol.analysis._thresholds import DEFAULT_LIGHTS
+    from tests.test_bootstrap import frame_of
+
+    rows = frame_of(np.random.default_rng(9), models=("a", "b"), severities=(0.0, 0.3, 0.6))
+    rows = rows.vstack(frame_of(np.random.default_rng(10), study="t", samples=120))
+    cell = list(relcol.store.CELL)
+    result = bootstrap(rows, replicates=300)
+    points = relcol.metrics.calibration(rows, cell, proba=None).collect()
+    bins = relcol.metrics.calibration_bins(rows, cell).collect()
+    samples = rows.group_by(cell).agg(samples=pl.col("sample_id").n_unique())
+    lights = dataclasses.replace(DEFAULT_LIGHTS, mce_min_samples=4)
+    out = cell_evidence(result, points, bins, samples, alpha=0.1, lights=lights)
+    monkeypatch.setattr(_thresholds, "_MCE_ROWS", 3)  # the bins' bounds in blocks of 3 rows
+    blocks = cell_evidence(result, points, bins, samples, alpha=0.1, lights=lights)
+    assert_frame_equal(blocks, out, check_exact=True)
+    accuracy = result.bins["width"]
+    index = {key: i for i, key in enumerate(result.cells.iter_rows())}
+    judged_some = 0
+    for row in out.iter_rows(named=True):
+        key = tuple(row[k] for k in cell)
+        n = points.filter(pl.all_horizontal(pl.col(k).eq_missing(row[k]) for k in cell))["n"][0]
+        mine = bins.filter(pl.all_horizontal(pl.col(k).eq_missing(row[k]) for k in cell))
+        worth = mine["n"].to_numpy() * row["samples"] / n
+        kept = worth >= 4
+        if not kept.any():
+            assert row["mce_judged"] is None or np.isnan(row["mce_judged"])
+            continue
+        judged_some += 1
+        gap = np.abs(mine["accuracy"].to_numpy() - mine["mean_confidence"].to_numpy())[kept]
+        best = max(range(kept.sum()), key=lambda i: (gap[i], worth[kept][i]))  # ties: fuller
+        assert row["mce_judged"] == gap[best] and row["mce_samples"] == worth[kept][best]
+        level = row["light_level"] / kept.sum()
+        bounds = []
+        for b, c in zip(
+            mine["bin"].to_numpy()[kept], mine["mean_confidence"].to_numpy()[kept], strict=True
+        ):
+            r = accuracy[index[key], b].astype(np.float64) - c
+            r = r[np.isfinite(r)]
+            if 2 * len(r) >= accuracy.shape[2]:
+                bounds.append(max(np.quantile(r, level), -np.quantile(r, 1 - level)))
+        if bounds:
+            assert row["mce_lower"] == pytest.approx(max(bounds), abs=1e-15)
+        else:
+            assert row["mce_lower"] is None or np.isnan(row["mce_lower"])
+    assert judged_some == out.height == 10
+
+
 # The statistical layer in the report, the warehouse and the command line -------------------
 
 

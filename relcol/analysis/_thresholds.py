@@ -291,6 +291,10 @@ def _quantile(values: np.ndarray, level: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Judged bins whose replicates ``_judged_mce`` holds at once (16 MB per array at B = 1000).
+_MCE_ROWS = 2048
+
+
 def _judged_mce(
     frame: pl.DataFrame,
     replicates,
@@ -325,16 +329,27 @@ def _judged_mce(
         .with_columns(_gap=(pl.col("accuracy") - pl.col("mean_confidence")).abs())
         .sort("_row", "_gap", "n", descending=[False, True, True])
     )
-    for (row,), part in table.group_by(["_row"], maintain_order=True):
-        cell = part["_cell"][0]
-        confidence = part["mean_confidence"].to_numpy()
-        judged[row], judged_samples[row] = part["_gap"][0], part["_samples"][0]
-        bin_index = part["bin"].to_numpy().astype(np.int64)
-        replicate = accuracy[cell, bin_index].astype(np.float64) - confidence[:, None]
-        level = np.full(len(bin_index), light_level[row] / len(bin_index))
-        bounds = np.fmax(_quantile(replicate, level), -_quantile(replicate, 1 - level))
-        if np.isfinite(bounds).any():
-            lower[row] = np.nanmax(bounds)
+    if table.is_empty():
+        return _series(mce_judged=judged, mce_samples=judged_samples, mce_lower=lower)
+    # one row per (cell, judged bin), a cell's bins together, its largest gap first
+    row = table["_row"].to_numpy()
+    first = np.flatnonzero(np.r_[True, row[1:] != row[:-1]])
+    size = np.diff(np.r_[first, len(row)])
+    judged[row[first]] = table["_gap"].to_numpy()[first]
+    judged_samples[row[first]] = table["_samples"].to_numpy()[first]
+    cell = table["_cell"].to_numpy()
+    bin_index = table["bin"].to_numpy().astype(np.int64)
+    confidence = table["mean_confidence"].to_numpy()
+    level = light_level[row] / np.repeat(size, size)  # α/K over the cell's K bins
+    bounds = np.empty(len(row))
+    for lo in range(0, len(row), _MCE_ROWS):  # each bin's quantiles from its own replicates
+        hi = min(lo + _MCE_ROWS, len(row))
+        replicate = accuracy[cell[lo:hi], bin_index[lo:hi]].astype(np.float64)
+        replicate -= confidence[lo:hi, None]
+        bounds[lo:hi] = np.fmax(
+            _quantile(replicate, level[lo:hi]), -_quantile(replicate, 1 - level[lo:hi])
+        )
+    lower[row[first]] = np.fmax.reduceat(bounds, first)  # NaN only where every bin's is
     return _series(mce_judged=judged, mce_samples=judged_samples, mce_lower=lower)
 
 
