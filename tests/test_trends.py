@@ -10,9 +10,10 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 from scipy import stats
 
-from relcol.analysis import bootstrap, spearman, spearman_rows, trends
+from relcol.analysis import _trends, bootstrap, spearman, spearman_rows, trends
 from relcol.metrics import calibration
 from relcol.store import CELL
 from tests.test_bootstrap import frame_of
@@ -124,6 +125,40 @@ def test_trends_of_a_degrading_curve():
     below, above = (rho <= 0).sum(), (rho >= 0).sum()
     assert accuracy["p_value"] == pytest.approx(min(1, 2 * (min(below, above) + 1) / 301))
     assert accuracy["rho_lo"] <= accuracy["spearman_rho"] <= accuracy["rho_hi"]
+
+
+def test_each_curve_of_many_gets_its_own_rho_interval_and_p(monkeypatch):
+    # curves on two severity grids (ranked together per grid, in blocks) and one too short
+    rng = np.random.default_rng(6)
+    rows = pl.concat(
+        [
+            frame_of(rng, models=("a", "b", "c"), severities=(0.0, 0.2, 0.4, 0.6), samples=50),
+            frame_of(rng, models=("a", "b"), severities=(0.0, 0.3, 0.5), study="t", samples=50),
+            frame_of(rng, models=("a",), severities=(0.0, 0.5), study="u", samples=50),
+        ]
+    )
+    result = bootstrap(rows, replicates=200)
+    table = trends(result)
+    monkeypatch.setattr(_trends, "_CURVES", 2)  # the grid of three curves in two blocks
+    assert_frame_equal(trends(result), table, check_exact=True)
+    metrics = ["accuracy", "mean_confidence", "gap", "brier_top", "auroc"]
+    curves = [("s", m) for m in ("a", "b", "c")] + [("t", m) for m in ("a", "b")]
+    assert table.select("study", "model", "metric").rows() == [
+        (study, model, metric) for study, model in curves for metric in metrics
+    ]
+    cells = result.cells.with_row_index("i")
+    for row in table.iter_rows(named=True):
+        mine = cells.filter(study=row["study"], model=row["model"]).sort("severity")
+        order, severity = mine["i"].to_numpy(), mine["severity"].to_numpy()
+        values = result.values[row["metric"]][order]
+        rho = np.array([stats.spearmanr(severity, values[:, b]).statistic for b in range(200)])
+        lo, hi = np.quantile(rho, [0.025, 0.975])
+        assert row["rho_lo"] == pytest.approx(lo, abs=1e-12)
+        assert row["rho_hi"] == pytest.approx(hi, abs=1e-12)
+        below, above = (rho <= 0).sum(), (rho >= 0).sum()
+        assert row["p_value"] == pytest.approx(min(1, 2 * (min(below, above) + 1) / 201))
+        point = stats.spearmanr(severity, result.points[row["metric"]][order]).statistic
+        assert row["spearman_rho"] == pytest.approx(point, abs=1e-12)
 
 
 def test_ece_excess_trend_needs_ece_null():

@@ -158,6 +158,10 @@ def spearman_rows(x: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Curves whose replicates' ρ are ranked at once (at B = 1000 and 6 severities, 12 MB).
+_CURVES = 256
+
+
 def trends(
     replicates: Replicates,
     points: pl.DataFrame | None = None,
@@ -197,32 +201,45 @@ def trends(
     curves = cells.group_by(keys, maintain_order=True).agg(pl.col("severity"), pl.col("_cell"))
     values, point_values = _trend_values(replicates, points)
     names = [m for m in metrics if m in values]
-    rows = []
+    tested = []  # (curve, its severities in order, its cells in that order)
     for curve in curves.iter_rows(named=True):
         order = np.argsort(curve["severity"])
         severity = np.asarray(curve["severity"], dtype=np.float64)[order]
-        index = np.asarray(curve["_cell"])[order]
-        if len(severity) < 3:
-            continue
-        for name in names:
+        if len(severity) >= 3:
+            tested.append((curve, severity, np.asarray(curve["_cell"])[order]))
+    # curves on the same severities have their replicates' ρ ranked together, row by row
+    grids: dict[bytes, list[int]] = {}
+    for i, (_, severity, _) in enumerate(tested):
+        grids.setdefault(severity.tobytes(), []).append(i)
+    by_curve: list[list[dict]] = [[] for _ in tested]
+    for name in names:
+        per_replicate = np.empty((len(tested), values[name].shape[1]))
+        for grid in grids.values():
+            severity = tested[grid[0]][1]
+            for start in range(0, len(grid), _CURVES):  # (curves × B) × severities at once
+                members = grid[start : start + _CURVES]
+                stacked = np.concatenate([values[name][tested[i][2]].T for i in members])
+                each = spearman_rows(severity, stacked)  # curve by curve, B rows each
+                per_replicate[members] = each.reshape(len(members), -1)
+        lo, hi = percentile_interval(per_replicate, alpha)
+        p_values = bootstrap_p_values(per_replicate)
+        for i, (curve, severity, index) in enumerate(tested):
             y = point_values[name][index]
             keep = np.isfinite(y)
             rho = spearman(severity[keep], y[keep])[0]
-            per_replicate = spearman_rows(severity, values[name][index].T)
-            lo, hi = percentile_interval(per_replicate[None, :], alpha)
-            p = bootstrap_p_values(per_replicate[None, :])[0] if np.isfinite(rho) else np.nan
-            rows.append(
+            by_curve[i].append(
                 {
                     **{k: curve[k] for k in keys},
                     "metric": name,
                     "spearman_rho": rho,
-                    "p_value": p,
-                    "rho_lo": lo[0],
-                    "rho_hi": hi[0],
+                    "p_value": p_values[i] if np.isfinite(rho) else np.nan,
+                    "rho_lo": lo[i],
+                    "rho_hi": hi[i],
                     "points": int(keep.sum()),
                     "severities": len(severity),
                 }
             )
+    rows = [row for curve_rows in by_curve for row in curve_rows]  # curve by curve
     schema = {k: replicates.cells.schema[k] for k in keys} | {
         "metric": pl.String,
         "spearman_rho": pl.Float64,
