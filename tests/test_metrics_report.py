@@ -87,7 +87,8 @@ def test_the_report_reads_the_stored_rows_or_computes_them(tiny_warehouse, tmp_p
     again = tables_of(wh)
     for name, expected in computed.items():
         assert_frame_equal(again[name], expected)
-    assert_frame_equal(again["risk_coverage"], read["risk_coverage"])
+    # from the stored rows the curve is computed alone, sorted without the tie-break: the same
+    assert_frame_equal(again["risk_coverage"], read["risk_coverage"], check_exact=True)
     with pytest.raises(ValueError, match="not a stored view"):
         wh.stored("selective_curve", "tiny")
 

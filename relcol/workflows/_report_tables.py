@@ -200,7 +200,10 @@ def _metric_tables(
     SQL, equal to the Polars tables to about 1e−9 relative) when the report asks for the bins
     and ECE₀ draws they were stored at; otherwise, and for ``risk_coverage`` always, they are
     computed together: one scan of the rows and one sort per cell for all of them, one chunk
-    of whole cells at a time (``by_chunks``; ``chunks``: elsewhere, per chunk of whole cells)."""
+    of whole cells at a time (``by_chunks``; ``chunks``: elsewhere, per chunk of whole cells).
+    With the four stored, the curve is computed alone, from the rows sorted by cell and
+    confidence only (the other tables' sort also breaks ties by sample, seed and repeat, for
+    the equal-mass bins): the same counts, so the same table."""
     names = ("calibration", "calibration_bins", "discrimination", "selective")
     predictions = wh.predictions(study)
     cells = cells_of(predictions)
@@ -213,6 +216,8 @@ def _metric_tables(
     computed = names if stored is None else ()  # plans may go to Dask: no tables captured
 
     def plans(rows: pl.LazyFrame) -> list[pl.LazyFrame]:
+        if not computed:  # the curve alone: its rows sorted by confidence, no tie-break
+            return [risk_coverage(metrics.selective_curve(rows, CELL))]
         lazy = metrics.metric_tables(rows, CELL, bins=bins, draws=ECE_NULL_DRAWS)
         return [*(lazy[name] for name in computed), risk_coverage(lazy["selective_curve"])]
 
