@@ -648,7 +648,7 @@ def sample_groups(
     """
     cell = cell.astype(np.int64)
     key = cell * n_samples + sid
-    if n_cells * n_samples <= 4 * len(key) + 1024:
+    if _fits_table(n_cells * n_samples, len(key)):
         seen = np.zeros(n_cells * n_samples, dtype=bool)
         seen[key] = True
         counts = np.count_nonzero(seen.reshape(n_cells, n_samples), axis=1)
@@ -792,6 +792,13 @@ def _batches(entries: np.ndarray) -> list[tuple[int, int]]:
     return batches
 
 
+def _fits_table(span: int, count: int) -> bool:
+    """Whether ``count`` integers over a range of ``span`` values are numbered through a table
+    of that range (a flag per value) rather than a sort: when the range is at most a few
+    times their count."""
+    return span <= 4 * count + 1024
+
+
 def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(values, return_inverse=True)`` of integers: through a table of their range
     when it is at most a few times their count (as the sample ids of a test set and the
@@ -799,7 +806,7 @@ def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not len(values):
         return np.unique(values, return_inverse=True)
     low, high = values.min(), values.max()
-    if int(high) - int(low) >= 4 * len(values) + 1024:
+    if not _fits_table(int(high) - int(low) + 1, len(values)):
         return np.unique(values, return_inverse=True)
     shifted = values - low
     present = np.zeros(int(high) - int(low) + 1, dtype=bool)
