@@ -284,6 +284,46 @@ def test_risk_coverage_reads_each_cells_curve_at_the_first_point_covering_the_gr
         np.testing.assert_array_equal(got["threshold"].to_numpy(), threshold)
 
 
+def test_risk_coverage_of_curves_that_stop_short_and_of_labels_reads_each_cell_alone():
+    """Two cells that differ only in their label (null, then 3, then 5), one of them cut short
+    of coverage 1: each reads its own points (a numpy search), and grid values past a cut curve
+    have no risk or threshold; the oracle then has no error rate to start from either."""
+    import numpy as np
+
+    from relcol.analysis import risk_coverage
+
+    cell = {"study": "s", "dataset": "d", "model": "m", "corruption": "mcar", "severity": 0.0}
+    curves = {  # label: (coverage, risk); shares that equal grid values exactly
+        None: ([0.1, 0.3, 0.7, 1.0], [0.0, 0.25, 0.5, 0.6]),
+        3: ([0.2, 0.3, 0.6], [0.1, 0.2, 0.3]),  # stops at 0.6
+        5: ([1.0], [0.4]),
+    }
+    parts = [
+        pl.DataFrame(
+            cell | {"label": label, "score": "confidence", "coverage": coverage,
+                    "risk": risk, "threshold": np.linspace(0.9, 0.1, len(coverage))},
+            schema_overrides={"label": pl.Int32},
+        )
+        for label, (coverage, risk) in curves.items()
+    ]  # fmt: skip
+    out = risk_coverage(pl.concat(parts), points=10).collect()
+    assert out.get_column("label").to_list() == [None] * 10 + [3] * 10 + [5] * 10
+    kappa = np.arange(1, 11) / 10
+    for label, (coverage, risk) in curves.items():
+        got = out.filter(pl.col("label").eq_missing(label))
+        at = np.searchsorted(np.array(coverage), kappa, side="left")
+        beyond = at >= len(coverage)
+        want = np.where(beyond, np.nan, np.array([*risk, np.nan])[np.minimum(at, len(risk))])
+        np.testing.assert_array_equal(got["coverage"].to_numpy(), kappa)
+        np.testing.assert_array_equal(got["risk"].to_numpy(), want)
+        assert got["threshold"].is_null().to_list() == beyond.tolist()
+        full = np.nan if beyond.any() else risk[-1]
+        oracle = np.maximum(kappa - (1 - full), 0) / kappa
+        np.testing.assert_allclose(
+            got["oracle_risk"].fill_null(np.nan).to_numpy(), oracle, atol=1e-15
+        )
+
+
 def test_summary_tables_with_missing_computes_only_what_is_missing():
     from relcol.analysis import summary_tables
 

@@ -37,7 +37,6 @@ KEYS = CELL
 #: A curve: a cell without its severity.
 CURVE = tuple(k for k in KEYS if k != "severity")
 _BIN_INPUTS = (*KEYS, "binning", "bin", "bin_lower", "bin_upper", "n", "accuracy")
-_NO_LABEL = -(2**31)  # stands in for a null label where a join cannot match nulls
 
 
 def with_stage(frame: pl.DataFrame) -> pl.DataFrame:
@@ -214,7 +213,8 @@ def risk_coverage(
     ----------
     selective_curve
         The ``selective_curve`` table (lazy or not): cell keys, ``score``, ``threshold``,
-        ``coverage``, ``risk``; coverage ascending within each cell.
+        ``coverage``, ``risk``; the rows of a cell together, coverage ascending within it
+        (as ``relcol.metrics.selective_curve`` and the SQL view give them).
     points
         Grid size K >= 1.
 
@@ -224,7 +224,8 @@ def risk_coverage(
         The cell keys, ``score``, ``coverage`` (the grid value κ), ``risk`` and
         ``threshold`` of the curve point with the smallest coverage ≥ κ, and
         ``oracle_risk`` (:func:`oracle_risk` at κ from the cell's risk at full coverage, the
-        figures' dotted curve); K rows per cell, sorted by cell and coverage.
+        figures' dotted curve); K rows per cell, the cells in the curve's order, coverage
+        ascending. Grid values past a curve that stops short of coverage 1 have no risk.
 
     Examples
     --------
@@ -238,28 +239,56 @@ def risk_coverage(
     [(0.25, 0.0), (0.5, 0.3333333333333333), (0.75, 0.3333333333333333), (1.0, 0.5)]
     """
     check_int("points", points)
-    curve = selective_curve.lazy().with_columns(pl.col("label").fill_null(_NO_LABEL))
     keys = [*KEYS, "score"]
-    grid = pl.LazyFrame({"coverage": [j / points for j in range(1, points + 1)]})
-    # j/K and accepted/n are both correctly rounded, so equal shares compare equal.
-    cells = curve.select(keys).unique(maintain_order=True).with_row_index("__cell")
-    # an asof join with `by` needs each side sorted on `coverage` within each cell only: the
-    # grid is, cell by cell, and so is the curve (its contract, above), so no sort of all the
-    # rows is needed
-    read = cells.join(grid, how="cross", maintain_order="left_right").join_asof(
-        curve.select(*keys, "coverage", "risk", "threshold"),
-        on="coverage",
-        by=keys,
-        strategy="forward",
-        check_sortedness=False,  # Polars cannot check the order within `by` groups (it warns)
-    )
+    # j/K as Python divides it, correctly rounded like accepted/n, so equal shares compare
+    # equal (Polars divides a column by a number through its reciprocal: 3·(1/10) > 3/10)
+    grid = pl.Series([j / points for j in range(points + 1)], dtype=pl.Float64)
+    first, reached = pl.col("__first"), pl.col("__reached")
+    j = pl.col("__j")
     return (
-        read.sort("__cell", "coverage")
+        selective_curve.lazy()
+        .select(*keys, "coverage", "risk", "threshold")
         .with_columns(
-            pl.col("label").replace(_NO_LABEL, None),
-            oracle_risk("coverage", pl.col("risk").last().over("__cell")),
+            __first=(pl.int_range(pl.len()) == 0)
+            | pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift()) for k in keys),
+            __reached=_reached(pl.col("coverage"), grid),
         )
+        # One pass over the curve in its order, no join: a point serves the grid values from
+        # the one above the point before it in its cell (from 1/K at the cell's first point)
+        # up to its own coverage; the last point of a cell also serves those past it, with
+        # no risk (a curve that stops short of coverage 1). At most K points of a cell serve.
+        .with_columns(
+            __cell=first.cum_sum(),
+            __from=pl.when(first).then(0).otherwise(reached.shift()) + 1,
+            __to=pl.when(first.shift(-1, fill_value=True)).then(points).otherwise(reached),
+        )
+        .filter(pl.col("__to") >= pl.col("__from"))
+        .with_columns(__j=pl.int_ranges("__from", pl.col("__to") + 1, dtype=pl.Int64))
+        .explode("__j")
+        .with_columns(
+            coverage=pl.lit(grid).gather(j),
+            risk=pl.when(j <= reached).then("risk"),
+            threshold=pl.when(j <= reached).then("threshold"),
+        )
+        .with_columns(oracle_risk("coverage", pl.col("risk").last().over("__cell")))
         .select(*keys, "coverage", "risk", "threshold", "oracle_risk")
+    )
+
+
+def _reached(coverage: pl.Expr, grid: pl.Series) -> pl.Expr:
+    """How many of the grid values j/K (j = 1 … K; ``grid`` holds j/K for j = 0 … K) are at
+    most ``coverage``: ⌊coverage·K⌋, corrected by one where the rounded product and the
+    rounded j/K disagree, so the count is the one the float comparison of a search gives."""
+    points = len(grid) - 1
+    guess = (coverage * points).floor().clip(0, points).cast(pl.Int64)
+    above = pl.lit(grid).gather((guess + 1).clip(upper_bound=points))
+    at = pl.lit(grid).gather(guess)
+    return (
+        pl.when((guess > 0) & (at > coverage))
+        .then(guess - 1)
+        .when((guess < points) & (above <= coverage))
+        .then(guess + 1)
+        .otherwise(guess)
     )
 
 
@@ -309,7 +338,8 @@ def oracle_risk(coverage: pl.Expr | str, error_rate: pl.Expr | str) -> pl.Expr:
     A confidence that ranks every right prediction above every wrong one accepts
     right predictions first: with an overall error rate e, the risk is 0 up to coverage
     1 − e and (κ − (1 − e)) / κ beyond it, ending at e at full coverage (Geifman et al.,
-    2019, the "optimal" curve of AURC). Between this curve and a model's own curve lies
+    2019, the "optimal" curve of AURC). Null where e is null (a curve that stops short of
+    full coverage has none). Between this curve and a model's own curve lies
     what its ranking of right and wrong predictions loses.
 
     Examples
@@ -321,7 +351,9 @@ def oracle_risk(coverage: pl.Expr | str, error_rate: pl.Expr | str) -> pl.Expr:
     """
     c = pl.col(coverage) if isinstance(coverage, str) else coverage
     e = pl.col(error_rate) if isinstance(error_rate, str) else error_rate
-    return (pl.max_horizontal(c - (1.0 - e), pl.lit(0.0)) / c).alias("oracle_risk")
+    # max_horizontal skips nulls: an unknown error rate would read as a risk of 0
+    risk = pl.max_horizontal(c - (1.0 - e), pl.lit(0.0)) / c
+    return pl.when(e.is_not_null()).then(risk).alias("oracle_risk")
 
 
 def _join_cells(frame: pl.DataFrame, other: pl.DataFrame) -> pl.DataFrame:
