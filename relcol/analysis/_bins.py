@@ -30,6 +30,7 @@ import polars as pl
 
 from relcol.analysis._frames import require_columns
 from relcol.checks import check_int
+from relcol.metrics import grid_value
 from relcol.store import CELL
 
 #: The cell keys (``label`` included: null for single-label rows).
@@ -240,9 +241,6 @@ def risk_coverage(
     """
     check_int("points", points)
     keys = [*KEYS, "score"]
-    # j/K as Python divides it, correctly rounded like accepted/n, so equal shares compare
-    # equal (Polars divides a column by a number through its reciprocal: 3·(1/10) > 3/10)
-    grid = pl.Series([j / points for j in range(points + 1)], dtype=pl.Float64)
     first, reached = pl.col("__first"), pl.col("__reached")
     j = pl.col("__j")
     return (
@@ -251,7 +249,7 @@ def risk_coverage(
         .with_columns(
             __first=(pl.int_range(pl.len()) == 0)
             | pl.any_horizontal(pl.col(k).ne_missing(pl.col(k).shift()) for k in keys),
-            __reached=_reached(pl.col("coverage"), grid),
+            __reached=_reached(pl.col("coverage"), points),
         )
         # One pass over the curve in its order, no join: a point serves the grid values from
         # the one above the point before it in its cell (from 1/K at the cell's first point)
@@ -266,7 +264,8 @@ def risk_coverage(
         .with_columns(__j=pl.int_ranges("__from", pl.col("__to") + 1, dtype=pl.Int64))
         .explode("__j")
         .with_columns(
-            coverage=pl.lit(grid).gather(j),
+            # j/K and accepted/n are both correctly rounded: equal shares compare equal
+            coverage=grid_value(j, points),
             risk=pl.when(j <= reached).then("risk"),
             threshold=pl.when(j <= reached).then("threshold"),
         )
@@ -275,18 +274,15 @@ def risk_coverage(
     )
 
 
-def _reached(coverage: pl.Expr, grid: pl.Series) -> pl.Expr:
-    """How many of the grid values j/K (j = 1 … K; ``grid`` holds j/K for j = 0 … K) are at
-    most ``coverage``: ⌊coverage·K⌋, corrected by one where the rounded product and the
-    rounded j/K disagree, so the count is the one the float comparison of a search gives."""
-    points = len(grid) - 1
+def _reached(coverage: pl.Expr, points: int) -> pl.Expr:
+    """How many grid values j/K (j = 1 … K) are at most ``coverage``: ⌊coverage·K⌋, corrected
+    by one where the rounded product and the rounded j/K disagree, so the count is the one the
+    float comparison of a search of the grid gives."""
     guess = (coverage * points).floor().clip(0, points).cast(pl.Int64)
-    above = pl.lit(grid).gather((guess + 1).clip(upper_bound=points))
-    at = pl.lit(grid).gather(guess)
     return (
-        pl.when((guess > 0) & (at > coverage))
+        pl.when((guess > 0) & (grid_value(guess, points) > coverage))
         .then(guess - 1)
-        .when((guess < points) & (above <= coverage))
+        .when((guess < points) & (grid_value(guess + 1, points) <= coverage))
         .then(guess + 1)
         .otherwise(guess)
     )

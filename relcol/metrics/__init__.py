@@ -19,7 +19,7 @@ two engines share.
 from __future__ import annotations
 
 from relcol.errors import ParameterError
-from relcol.metrics._bins import ORDER, bin_index, mass_bin_index
+from relcol.metrics._bins import ORDER, bin_index, grid_value, mass_bin_index
 from relcol.metrics._calibration import (
     abs_gap,
     abs_gap_from_bins,
@@ -245,6 +245,7 @@ __all__ = [
     "fpr_at_95tpr",
     "gap",
     "gap_from_bins",
+    "grid_value",
     "harmonic",
     "harmonic_kernel",
     "hash32",

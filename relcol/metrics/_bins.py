@@ -93,8 +93,8 @@ def _bin_index(confidence: str | pl.Expr, bins: int) -> pl.Expr:
     # so the bin is exactly the number of inner edges k/M (as floats) strictly below c.
     # Float64 until the final cast: casting between steps made it ~4× slower.
     upper = (c * bins).ceil().clip(1, bins)
-    above_lower = (c > _per_bins(upper - 1, bins)).cast(pl.Float64)
-    above_upper = (c > _per_bins(upper, bins)).cast(pl.Float64)
+    above_lower = (c > grid_value(upper - 1, bins)).cast(pl.Float64)
+    above_upper = (c > grid_value(upper, bins)).cast(pl.Float64)
     return (upper - 2 + above_lower + above_upper).clip(lower_bound=0).cast(pl.Int64).alias("bin")
 
 
@@ -112,8 +112,9 @@ def _bin_index_of_float32(value: pl.Expr, bins: int) -> pl.Expr:
     return (upper - 1).cast(pl.Int64).alias("bin")
 
 
-def _per_bins(k: pl.Expr, bins: int) -> pl.Expr:
-    """k/M as the correctly rounded Float64 (the value numpy and DuckDB give), for k in 0..M.
+def grid_value(k: pl.Expr, steps: int) -> pl.Expr:
+    """k/M (M = ``steps``) as the correctly rounded Float64, the value numpy and DuckDB give:
+    the edges of M equal-width bins, the points of a grid of M steps.
 
     Polars divides a column by a scalar as a product with the scalar's reciprocal, which is
     one ulp off for many k/M (3/5 gives 0.6000000000000001; pola-rs/polars#27753, closed as
@@ -121,4 +122,4 @@ def _per_bins(k: pl.Expr, bins: int) -> pl.Expr:
     column divided by a column is a true division, so M enters as a column.
     """
     k = k.cast(pl.Float64)
-    return k / (k * 0 + bins)
+    return k / (k * 0 + steps)

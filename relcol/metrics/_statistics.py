@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 import polars as pl
 
 from relcol.checks import check_bins, check_choice, check_columns, check_keys
-from relcol.metrics._bins import ORDER, _bin_index, _per_bins
+from relcol.metrics._bins import ORDER, _bin_index, grid_value
 from relcol.metrics._exact import exact_sum
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._scores import _nll_top_terms
@@ -147,7 +147,7 @@ def width_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
         .group_by(CELL_ID, _bin_index("c", bins))
         .agg(bin_sums())
         .with_columns(
-            bin_lower=_per_bins(pl.col("bin"), bins), bin_upper=_per_bins(pl.col("bin") + 1, bins)
+            bin_lower=grid_value(pl.col("bin"), bins), bin_upper=grid_value(pl.col("bin") + 1, bins)
         )
         .cache()
     )
