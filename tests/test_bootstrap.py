@@ -313,6 +313,56 @@ def test_grouped_levels_keep_the_exact_point_and_nearly_the_exact_interval():
     assert np.max(np.abs(lo_g - lo_e) / width) < 0.1 and np.max(np.abs(hi_g - hi_e) / width) < 0.1
 
 
+@pytest.mark.parametrize("grouped", [False, True], ids=["dense", "grouped"])
+def test_level_counts_that_reach_float32s_last_exact_integer_are_counted_in_float64(grouped):
+    """H·W in Float32 is exact while every count stays below 2²⁴; a batch whose count reaches
+    it is counted again in Float64. 70 000 rows at one level, each with weight 255 in the
+    first replicate, count 17 850 000, which Float32 adding 255 at a time cannot hold; an
+    Int64 sum is the reference."""
+    from relcol.analysis._bootstrap import _GroupWeights, _level_counts, _weighted_counts
+
+    n = 70_000
+    weights = np.random.default_rng(0).integers(0, 256, size=(3, n)).astype(np.uint8)
+    weights[0] = 255
+    # H row 0: a prediction row on every sample; H row 1: one on each of the first ten
+    row = np.r_[np.zeros(n, dtype=np.int64), np.ones(10, dtype=np.int64)]
+    sid = np.r_[np.arange(n), np.arange(10)]
+    wt = np.c_[np.ones(n, dtype=np.int64), weights.T.astype(np.int64)]
+    exact = np.zeros((2, 4), dtype=np.int64)
+    np.add.at(exact, row, wt[sid])
+    assert exact[0, 1] == 17_850_000 > 2**24
+    if grouped:
+        source, group = _GroupWeights([weights], np.zeros(1, dtype=np.int64)), np.zeros_like(row)
+    else:
+        source, group = wt.astype(np.float32), np.zeros(0)
+    assert not np.array_equal(_weighted_counts(row, sid, group, 2, n, source, np.float32), exact)
+    got = _level_counts(row, sid, group, 2, n, source)
+    assert got.dtype == np.float64
+    np.testing.assert_array_equal(got, exact)
+    small = _level_counts(row[n:] - 1, sid[n:], group[n:], 1, n, source)  # H row 1 alone
+    assert small.dtype == np.float32
+    np.testing.assert_array_equal(small, exact[1:])
+
+
+def test_rank_replicates_from_float64_counts_are_those_from_float32(monkeypatch):
+    """Where both are exact, the rank metrics' replicates do not depend on the counts' dtype:
+    every batch counted in Float64 (the threshold lowered to 0.5) gives the same bits."""
+    from relcol.analysis import _bootstrap
+
+    rows = frame_of(np.random.default_rng(8), samples=120)
+    plain = bootstrap(rows, replicates=200)
+    monkeypatch.setattr(_bootstrap, "_FLOAT32_EXACT", 0.5)
+    dtypes, count = [], _bootstrap._weighted_counts
+    monkeypatch.setattr(
+        _bootstrap, "_weighted_counts", lambda *a: dtypes.append(a[-1]) or count(*a)
+    )
+    wide = bootstrap(rows, replicates=200)
+    assert np.float64 in dtypes
+    for name in RANK_METRICS:
+        np.testing.assert_array_equal(wide.values[name], plain.values[name], err_msg=name)
+        np.testing.assert_array_equal(wide.points[name], plain.points[name], err_msg=name)
+
+
 def test_rank_metrics_of_level_counts():
     # levels .3 (1 wrong), .6 (1 right, 1 wrong), .9 (1 right): the suite's docstring example
     out = rank_metrics(np.array([0.0, 1, 1]), np.array([1.0, 1, 0]), coverage=0.5, risk=0.4)

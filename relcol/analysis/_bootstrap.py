@@ -817,7 +817,8 @@ def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _weight_columns(study: str, samples: np.ndarray, ctx: _Context):
     """Wᵀ for ``samples`` with a first column of unit weights (the point estimates), in
-    Float64 for the linear sums and Float32 for the level counts (exact small integers)."""
+    Float64 for the linear sums and Float32 for the level counts (exact integers below 2²⁴,
+    ``_level_counts``)."""
     cached = ctx.cache.get("weights")
     if cached is not None and cached[0] == study and np.array_equal(cached[1], samples):
         return cached[2], cached[3]
@@ -991,7 +992,7 @@ def _rank_replicates(
             width * 2 * k,
             n_samples,
             wt32,
-        ).reshape(2, width, k, -1)  # exact small integers
+        ).reshape(2, width, k, -1)  # exact integers
         metrics = rank_metrics(level_counts[1], level_counts[0], ctx.coverage, ctx.risk)
         for name in RANK_METRICS:
             out[name][c0:c1] = metrics[name]
@@ -1007,20 +1008,36 @@ def _level_counts(
     wt32: np.ndarray | _GroupWeights,
 ) -> np.ndarray:
     """H·W: the weighted count of each row of H (level × right/wrong × cell), H sparse
-    (a one per prediction row at its sample), per group of samples with a block's groups."""
+    (a one per prediction row at its sample), per group of samples with a block's groups.
+
+    In Float32, exact while every count stays below 2²⁴ (the weights are non-negative
+    integers, so every partial sum is below the count it adds up to, and a Float32 sum that
+    passes 2²⁴ stays at or above it): a batch with a count that reaches 2²⁴ (tens of
+    millions of rows at one level of one cell) is counted again in Float64."""
+    counts = _weighted_counts(row, sid, group, height, n_samples, wt32, np.float32)
+    if counts.max(initial=0.0) < _FLOAT32_EXACT:
+        return counts
+    return _weighted_counts(row, sid, group, height, n_samples, wt32, np.float64)
+
+
+#: Integers up to this are exact in Float32, and so are their sums below it.
+_FLOAT32_EXACT = 2.0**24
+
+
+def _weighted_counts(row, sid, group, height, n_samples, wt32, dtype) -> np.ndarray:
     if not isinstance(wt32, _GroupWeights):
         counts = sparse.csr_matrix(
-            (np.ones(len(row), dtype=np.float32), (row, sid)), shape=(height, n_samples)
+            (np.ones(len(row), dtype=dtype), (row, sid)), shape=(height, n_samples)
         )
-        return counts @ wt32
-    out = np.zeros((height, wt32.weights[0].shape[0] + 1), dtype=np.float32)
+        return counts @ wt32.astype(dtype, copy=False)
+    out = np.zeros((height, wt32.weights[0].shape[0] + 1), dtype=dtype)
     for g in np.unique(group):
         mine = group == g
         counts = sparse.csr_matrix(
-            (np.ones(np.count_nonzero(mine), dtype=np.float32), (row[mine], sid[mine])),
+            (np.ones(np.count_nonzero(mine), dtype=dtype), (row[mine], sid[mine])),
             shape=(height, wt32.size(g)),
         )
-        out += counts @ wt32.columns(g, np.float32)  # each H row is one cell's: one group's
+        out += counts @ wt32.columns(g, dtype)  # each H row is one cell's: one group's
     return out
 
 
