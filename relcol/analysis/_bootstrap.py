@@ -1024,20 +1024,29 @@ def _level_counts(
 _FLOAT32_EXACT = 2.0**24
 
 
-def _weighted_counts(row, sid, group, height, n_samples, wt32, dtype) -> np.ndarray:
-    if not isinstance(wt32, _GroupWeights):
+def _weighted_counts(
+    row: np.ndarray,
+    sid: np.ndarray,
+    group: np.ndarray,
+    height: int,
+    n_samples: int,
+    weights: np.ndarray | _GroupWeights,
+    dtype: type,
+) -> np.ndarray:
+    """``_level_counts`` in ``dtype`` (Float32 weights are widened when it is Float64)."""
+    if not isinstance(weights, _GroupWeights):
         counts = sparse.csr_matrix(
             (np.ones(len(row), dtype=dtype), (row, sid)), shape=(height, n_samples)
         )
-        return counts @ wt32.astype(dtype, copy=False)
-    out = np.zeros((height, wt32.weights[0].shape[0] + 1), dtype=dtype)
+        return counts @ weights.astype(dtype, copy=False)
+    out = np.zeros((height, weights.weights[0].shape[0] + 1), dtype=dtype)
     for g in np.unique(group):
         mine = group == g
         counts = sparse.csr_matrix(
             (np.ones(np.count_nonzero(mine), dtype=dtype), (row[mine], sid[mine])),
-            shape=(height, wt32.size(g)),
+            shape=(height, weights.size(g)),
         )
-        out += counts @ wt32.columns(g, dtype)  # each H row is one cell's: one group's
+        out += counts @ weights.columns(g, dtype)  # each H row is one cell's: one group's
     return out
 
 

@@ -120,6 +120,13 @@ def grid_value(k: pl.Expr, steps: int) -> pl.Expr:
     one ulp off for many k/M (3/5 gives 0.6000000000000001; pola-rs/polars#27753, closed as
     intended), and an edge one ulp off moves a confidence sitting on it to the wrong bin. A
     column divided by a column is a true division, so M enters as a column.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import grid_value
+    >>> pl.DataFrame({"k": [3, 3]}).select(grid_value(pl.col("k"), 10)).to_series().to_list()
+    [0.3, 0.3]
     """
     k = k.cast(pl.Float64)
     return k / (k * 0 + steps)
