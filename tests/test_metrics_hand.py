@@ -29,6 +29,7 @@ from relcol.metrics import (
     selective_curve,
 )
 from relcol.store import CELL, connect_frame
+from relcol.store._sql import sql_text
 from tests import reference
 from tests import test_metrics as shared
 from tests.test_metrics import KEYS, assert_cell, assert_close, long_table, one_cell
@@ -321,6 +322,22 @@ def test_selective_curve_matches_the_reference_and_sql(rows, tmp_path):
     assert_close(polars, connect_frame(tmp_path, rows).sql("SELECT * FROM selective_curve").pl())
     last = polars.group_by(KEYS).agg(pl.col("coverage").max(), pl.col("risk").last())
     assert (last["coverage"] == 1.0).all()  # the lowest threshold accepts every row
+
+
+@pytest.mark.parametrize(
+    "order",
+    ["l.cell, l.score_value ASC", "l.cell DESC, l.score_value DESC"],
+    ids=["levels", "cells"],
+)
+def test_selective_curve_stops_rather_than_count_levels_out_of_order(rows, tmp_path, order):
+    # the running sums follow the ORDER BY beneath them; fed the levels in another order, the
+    # check in the same window stops the query instead of giving wrong counts
+    con = connect_frame(tmp_path, rows)
+    text = sql_text("macros/selective_curve.sql")
+    assert text.count("ORDER BY l.cell, l.score_value DESC") == 1
+    con.execute(text.replace("ORDER BY l.cell, l.score_value DESC", f"ORDER BY {order}"))
+    with pytest.raises(duckdb.Error, match="out of order"):
+        con.sql("SELECT * FROM selective_curve").fetchall()
 
 
 def test_macros_take_their_parameters(rows, tmp_path):

@@ -97,6 +97,7 @@ MACROS: tuple[str, ...] = (
     "bin_statistics",
     "calibration_bins",
     "calibration",
+    "score_levels",
     "confidence_levels",
     "discrimination",
     "selective_curve",
