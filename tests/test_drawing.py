@@ -3,7 +3,9 @@ as its own, and no worker left behind by an error or Ctrl-C."""
 
 from __future__ import annotations
 
+import gc
 import time
+import weakref
 
 import pytest
 
@@ -124,3 +126,51 @@ def test_outside_a_drawing_block_a_figure_is_drawn_at_once():
     svg = drawn_svg(degradation_figure, CALIBRATION, id_prefix="d", label="curves")
     assert svg.startswith("<svg ")
     assert svg == figure_svg(degradation_figure(CALIBRATION), id_prefix="d", label="curves")
+
+
+class _Node:
+    """An object that can be put in a reference cycle and watched through a weak reference."""
+
+
+def test_a_figure_is_drawn_without_collections_and_its_garbage_is_freed_after():
+    # the cycle collector is off while a figure is drawn; one collection of the youngest
+    # generation after it frees the figure's cycles, which are all still young then
+    starts: list[int] = []
+
+    def count(phase: str, info: dict) -> None:
+        if phase == "start":
+            starts.append(info["generation"])
+
+    gc.callbacks.append(count)  # the interpreter holds this very list
+    try:
+        with _drawing._collected_after():
+            assert not gc.isenabled()
+            cycle = _Node()
+            cycle.itself = cycle
+            freed = weakref.ref(cycle)
+            del cycle
+            young = [[[]] for _ in range(20_000)]  # ample to start collections if they were on
+            del young
+            assert starts == []
+        assert gc.isenabled()
+        assert freed() is None
+        assert starts == [0]
+    finally:
+        gc.callbacks.remove(count)
+
+
+def test_drawing_leaves_a_collector_that_was_off_as_it_was():
+    cycle = _Node()
+    cycle.itself = cycle
+    freed = weakref.ref(cycle)
+    del cycle
+    gc.disable()
+    try:
+        with _drawing._collected_after():
+            pass
+        assert not gc.isenabled()
+        assert freed() is not None  # nothing collected behind the caller's back
+    finally:
+        gc.enable()
+        gc.collect()
+    assert freed() is None
