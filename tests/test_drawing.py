@@ -141,10 +141,10 @@ def test_a_figure_is_drawn_without_collections_and_its_garbage_is_freed_after():
         if phase == "start":
             starts.append(info["generation"])
 
-    gc.callbacks.append(count)  # the interpreter holds this very list
     try:
         with _drawing._collected_after():
             assert not gc.isenabled()
+            gc.callbacks.append(count)  # the interpreter's own list; watched from here on
             cycle = _Node()
             cycle.itself = cycle
             freed = weakref.ref(cycle)
@@ -156,16 +156,17 @@ def test_a_figure_is_drawn_without_collections_and_its_garbage_is_freed_after():
         assert freed() is None
         assert starts == [0]
     finally:
-        gc.callbacks.remove(count)
+        if count in gc.callbacks:
+            gc.callbacks.remove(count)
 
 
 def test_drawing_leaves_a_collector_that_was_off_as_it_was():
-    cycle = _Node()
-    cycle.itself = cycle
-    freed = weakref.ref(cycle)
-    del cycle
-    gc.disable()
+    gc.disable()  # first: a collection between here and the block would free the cycle
     try:
+        cycle = _Node()
+        cycle.itself = cycle
+        freed = weakref.ref(cycle)
+        del cycle
         with _drawing._collected_after():
             pass
         assert not gc.isenabled()
