@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -52,7 +53,8 @@ memory_limit_option = click.option(
     type=click.IntRange(min=0),
     default=None,
     metavar="N",
-    help="Rows a table shows (default: 100; 0: all; csv and json always write every row).",
+    help="Rows a table shows (default: 100; 0: all, up to 9,999; csv and json always write "
+    "every row).",
 )
 @memory_limit_option
 @study_scope_option
@@ -83,26 +85,29 @@ def sql(
       relcol sql "SELECT model, corruption, severity, ece FROM calibration ORDER BY ALL"
       relcol sql --study tiny "SELECT * FROM consistency WHERE axis = 'seed'"
     """
-    # the store only (not the facade, which brings the modelling and report libraries):
-    # a query starts as fast as DuckDB and polars allow
-    from relcol.store import Warehouse
+    # the store only (not the facade, which brings the modelling and report libraries), and for
+    # a table DuckDB alone: a query starts as fast as DuckDB allows
+    from relcol.store import WarehouseFolder
 
-    limits = {} if timeout is None else {"timeout": timeout or None}
-    frame = Warehouse.default(warehouse).sql(
-        query, bins=bins, unsafe=unsafe, study=study, memory_limit=memory_limit, **limits
-    )
-    if fmt == "csv":
-        say(frame.write_csv(), nl=False, data=True)
-    elif fmt == "json":
-        say(frame.write_json(), data=True)
-    else:
-        from relcol.cli._table import SQL_ROWS, frame_text
+    options = {"bins": bins, "unsafe": unsafe, "study": study, "memory_limit": memory_limit}
+    if timeout is not None:
+        options["timeout"] = timeout or None
+    folder = WarehouseFolder.default(warehouse)
+    if fmt == "table":
+        from relcol.cli._table import SQL_ROWS, result_text
 
         rows = SQL_ROWS if limit is None else (limit or None)
-        text, notes = frame_text(frame, limit=rows, width=shutil.get_terminal_size().columns)
+        width = shutil.get_terminal_size().columns
+        draw = functools.partial(result_text, limit=rows, width=width)
+        text, notes = folder.query(query, consume=draw, **options)
         say(text)
         for note in notes:
             say(f"relcol: {note}", err=True)
+        return
+    from relcol.store import Warehouse  # csv and json are written by Polars
+
+    frame = Warehouse(folder.root).sql(query, **options)
+    say(frame.write_csv() if fmt == "csv" else frame.write_json(), nl=fmt == "json", data=True)
 
 
 @click.command()

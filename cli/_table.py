@@ -1,74 +1,112 @@
 """`relcol sql`'s result as a text table that fits the terminal, and what it leaves out.
 
-Only polars is needed here: `relcol sql` starts without the report's libraries.
+DuckDB draws the table (its own box renderer, as in its shell and its Python API): no Polars, so
+`relcol sql` starts with DuckDB alone.
 """
 
 from __future__ import annotations
 
-import polars as pl
+import contextlib
+import io
+import re
+
+import duckdb
 
 #: Rows ``relcol sql`` shows in a table unless told otherwise (``--limit``).
 SQL_ROWS = 100
-#: The widest table polars draws (its width is a 16-bit number).
-_WIDEST = 65_535
+#: The most rows a table shows: ``DuckDBPyRelation.show`` reads at most 10,000, and given that
+#: many cannot tell how many there are. Beyond it, ``--format csv`` writes every row.
+TABLE_ROWS = 9_999
+#: The widest a column's values are drawn before they are cut with "…".
+CELL_CHARS = 60
+#: The narrowest table drawn, whatever the terminal says.
+NARROWEST = 20
+
+_HIDDEN_COLUMNS = re.compile(r"(\d+) columns \((\d+) shown\)")
 
 
-def frame_text(frame: pl.DataFrame, *, limit: int | None, width: int) -> tuple[str, list[str]]:
-    """A query result as a text table at most ``width`` characters wide, and what it leaves out.
+def result_text(
+    relation: duckdb.DuckDBPyRelation | None, *, limit: int | None, width: int
+) -> tuple[str, list[str]]:
+    """A query's result as a text table at most ``width`` characters wide, and what it leaves
+    out.
 
     Parameters
     ----------
-    frame
-        The result.
+    relation
+        The result (None: a statement without one, drawn as nothing).
     limit
-        The most rows to show, from the top (None: every row).
+        The most rows to show, from the top (None: every row, up to ``TABLE_ROWS``).
     width
         The terminal's width in characters.
 
     Returns
     -------
     tuple[str, list[str]]
-        The table (its first line states the whole result's shape), and one note per thing
-        not shown: rows beyond ``limit``, columns that do not fit ``width`` at their natural
-        width (the first and last columns are kept, the middle ones give way to a ``…``
-        column, rather than every column being squeezed into a few characters). Each note
-        says how to see everything. No notes when everything is shown.
+        The table, drawn by DuckDB: a row of column names and one of types, the rows, and a
+        footer with the rows and columns drawn. Columns that do not fit ``width`` at their
+        natural width give way to a ``…`` column in the middle (the first and last are
+        kept), rather than every column being squeezed. One note per thing not shown: rows
+        beyond ``limit``, columns that do not fit; each says how to see everything. No notes
+        when everything is shown.
 
     tests/test_terminal.py has an example, drawn in full.
     """
-    shown = frame if limit is None else frame.head(limit)
-    width = min(max(width, 20), _WIDEST)
-    rows = max(shown.height, 1)
-    columns = frame.width
-
-    def render(cols: int, chars: int) -> str:
-        with pl.Config(
-            tbl_rows=rows,
-            tbl_cols=cols,
-            tbl_width_chars=chars,
-            fmt_str_lengths=60,
-            tbl_hide_dataframe_shape=True,
-        ):
-            return str(shown)
-
-    # The most columns whose natural width fits; at least one (then wrapped to the width).
-    fits = 1
-    for cols in range(columns, 1, -1):
-        natural = render(cols, _WIDEST)
-        if max(len(line) for line in natural.splitlines()) <= width:
-            fits = cols
+    if relation is None:
+        return "", []
+    width = max(width, NARROWEST)
+    held = relation.materialize()  # the query runs once: the count and the table read its rows
+    rows = len(held)
+    shown = min(rows, TABLE_ROWS if limit is None else min(limit, TABLE_ROWS))
+    top = held.limit(shown)
+    text = _drawn(top, shown, width)
+    columns = len(held.columns)
+    hidden = _HIDDEN_COLUMNS.search(text.splitlines()[-1])
+    fits = int(hidden.group(2)) if hidden else columns
+    # DuckDB draws at least three columns from each end, however narrow the terminal: fewer,
+    # around a "…" column of our own, until they fit (or one is left)
+    for keep in range(min(fits, columns - 1), 0, -1):
+        if _widest(text) <= width:
             break
-    text = render(fits, width)
+        text, fits = _drawn(_ends(top, keep), shown, width), keep
     notes = []
-    if shown.height < frame.height:
-        notes.append(
-            f"{shown.height:,} of {frame.height:,} rows shown: --limit N shows more "
-            "(--limit 0: all), --format csv writes them all"
+    if shown < rows:
+        how = (
+            "--limit N shows more (--limit 0: all), --format csv writes them all"
+            if shown < min(rows, TABLE_ROWS)
+            else f"a table shows at most {TABLE_ROWS:,}, --format csv writes them all"
         )
+        notes.append(f"{shown:,} of {rows:,} rows shown: {how}")
     if fits < columns:
         notes.append(
             f"{fits} of {columns} columns shown, the others do not fit a terminal "
             f"{width} characters wide (COLUMNS sets it): select fewer columns, or --format csv "
             "writes them all"
         )
-    return f"shape: ({frame.height}, {columns})\n{text}", notes
+    return text, notes
+
+
+def _drawn(relation: duckdb.DuckDBPyRelation, rows: int, width: int) -> str:
+    """DuckDB's drawing of ``relation`` (``rows`` rows) at most ``width`` characters wide where
+    it can, a value cut to fit a column of ``CELL_CHARS`` (or the terminal, if narrower)."""
+    drawn = io.StringIO()
+    with contextlib.redirect_stdout(drawn):
+        relation.show(
+            max_width=width, max_rows=max(rows, 1), max_col_width=min(CELL_CHARS, width - 4)
+        )
+    return drawn.getvalue().rstrip("\n")
+
+
+def _ends(relation: duckdb.DuckDBPyRelation, keep: int) -> duckdb.DuckDBPyRelation:
+    """The first ⌈keep/2⌉ and the last ⌊keep/2⌋ columns of ``relation``, a ``…`` column between."""
+    names = [_quoted(name) for name in relation.columns]
+    first, last = names[: (keep + 1) // 2], names[len(names) - keep // 2 :]
+    return relation.project(", ".join([*first, "'…' AS \"…\"", *last]))
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _widest(text: str) -> int:
+    return max((len(line) for line in text.splitlines()), default=0)

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from numbers import Integral, Real
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from relcol.errors import ColumnNotFoundError, ParameterError
+
+if TYPE_CHECKING:  # only in annotations: the warehouse's SQL path runs without Polars
+    import polars as pl
 
 #: The most equal-width bins a calibration metric takes: far finer than any test set
 #: can fill, and small enough that a per-bin table stays small.

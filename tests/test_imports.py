@@ -255,8 +255,20 @@ def test_sql_imports_the_store_and_duckdb_only(small_warehouse):
     )
     assert printed == f"n,rows\n2,{frame.height}\n"  # the query ran: 2 cells of 20 rows
     assert loaded == set()
+    # a table is drawn by DuckDB: not even Polars is imported
+    printed, loaded = loaded_after(
+        ["sql", "--warehouse", str(wh.root), query], (*HEAVY, "numpy", "polars")
+    )
+    assert cells_of(printed) == ["2", str(frame.height)] and loaded == set()
     printed, loaded = loaded_after(["shell", "--warehouse", str(wh.root), "--print-init"])
     assert "CREATE OR REPLACE VIEW calibration AS" in printed and loaded == set()
+
+
+def cells_of(table: str) -> list[str]:
+    """The values of a drawn table's one row (the line after its ├─┤ rule)."""
+    lines = table.splitlines()
+    row = lines[next(i for i, line in enumerate(lines) if line.startswith("├")) + 1]
+    return [cell.strip() for cell in row.strip("│").split("│")]
 
 
 def test_check_and_help_import_no_heavy_library(small_warehouse):

@@ -1,66 +1,74 @@
 """`relcol sql` in a terminal: it says when rows are cut and honours the terminal's width.
 
-Before, the table silently stopped at 100 rows (polars' head-and-tail with a "…" row) and
-was drawn 200 characters wide whatever the terminal, squeezing a wide result into columns
-three characters wide.
+The table is DuckDB's own drawing (a row of names, one of types, the rows): the first rows up to
+--limit, the columns that fit the terminal at their natural width, and a note on stderr for
+whatever is left out.
 """
 
 from __future__ import annotations
 
 import re
 
-import numpy as np
-import polars as pl
+import duckdb
 import pytest
 from click.testing import CliRunner
 from relcol.cli import main
-from relcol.cli._table import SQL_ROWS, frame_text
+from relcol.cli._table import SQL_ROWS, TABLE_ROWS, result_text
 
 import relcol
 
-WIDE = pl.DataFrame({f"column_{i}": np.arange(250) * 1.5 for i in range(20)})
+
+def wide(rows: int = 250, columns: int = 20) -> duckdb.DuckDBPyRelation:
+    names = ", ".join(f"range * 1.5 AS column_{i}" for i in range(columns))
+    return duckdb.connect().sql(f"SELECT {names} FROM range({rows})")
 
 
 def data_lines(text: str) -> list[str]:
-    """The body lines of a polars table (between the ╞═╡ rule and the bottom border)."""
+    """The body lines of a drawn table (between the ├─┤ rule and the bottom border)."""
     lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("╞"))
-    return [line for line in lines[start + 1 :] if line.startswith("│")]
+    start = next(i for i, line in enumerate(lines) if line.startswith("├"))
+    end = next(i for i, line in enumerate(lines) if line.startswith("└"))
+    return lines[start + 1 : end]
+
+
+def cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("│").split("│")]
 
 
 def header(text: str) -> list[str]:
-    first = next(line for line in text.splitlines() if line.startswith("│"))
-    return [cell.strip() for cell in first.strip("│").split("┆")]
+    return cells(next(line for line in text.splitlines() if line.startswith("│")))
 
 
 def test_rows_beyond_the_limit_are_cut_from_the_bottom_and_said():
-    text, notes = frame_text(WIDE.select("column_0", "column_1"), limit=100, width=80)
-    assert text.splitlines()[0] == "shape: (250, 2)"  # the whole result's shape
+    text, notes = result_text(wide(columns=2), limit=100, width=80)
     rows = data_lines(text)
     assert len(rows) == 100
-    # the first 100 rows in order, not polars' head and tail around a "…" row
-    assert [float(r.strip("│").split("┆")[0]) for r in rows] == [i * 1.5 for i in range(100)]
+    # the first 100 rows in order, not a head and a tail around a "·" row
+    assert [float(cells(r)[0]) for r in rows] == [i * 1.5 for i in range(100)]
     assert notes == [
         "100 of 250 rows shown: --limit N shows more (--limit 0: all), --format csv writes them all"
     ]
-    everything, notes = frame_text(WIDE.select("column_0"), limit=None, width=80)
+    everything, notes = result_text(wide(columns=1), limit=None, width=80)
     assert len(data_lines(everything)) == 250 and notes == []
+
+
+def test_a_table_stops_at_its_most_rows_and_says_so():
+    text, notes = result_text(wide(rows=TABLE_ROWS + 51, columns=1), limit=None, width=80)
+    assert [float(cells(r)[0]) for r in data_lines(text)] == [i * 1.5 for i in range(TABLE_ROWS)]
+    assert notes == [
+        "9,999 of 10,050 rows shown: a table shows at most 9,999, --format csv writes them all"
+    ]
 
 
 @pytest.mark.parametrize("width", [40, 80, 120, 200])
 def test_columns_keep_their_natural_width_and_those_that_do_not_fit_are_said(width):
-    text, notes = frame_text(WIDE, limit=5, width=width)
-    lines = text.splitlines()[1:]
-    assert max(len(line) for line in lines) <= width
+    text, notes = result_text(wide(), limit=5, width=width)
+    assert max(len(line) for line in text.splitlines()) <= width
     names = [h for h in header(text) if h != "…"]
     # no squeezing: every shown name whole, the first and the last columns kept
     assert names and all(re.fullmatch(r"column_\d+", name) for name in names)
     assert names[0] == "column_0" and (len(names) == 1 or names[-1] == "column_19")
-    # as many columns as fit at their natural width (each 8 or 9 characters + 3 of border)
-    natural = [len(f"column_{i}") + 3 for i in range(20)]
-    assert len(names) < 20
-    first, last = natural[: (len(names) + 1) // 2], natural[20 - len(names) // 2 :]
-    assert sum(first) + sum(last) + 4 + 1 <= width  # "…" column and the closing border
+    assert len(names) < 20 and "…" in header(text)
     assert notes[-1] == (
         f"{len(names)} of 20 columns shown, the others do not fit a terminal {width} "
         "characters wide (COLUMNS sets it): select fewer columns, or --format csv writes them all"
@@ -68,9 +76,13 @@ def test_columns_keep_their_natural_width_and_those_that_do_not_fit_are_said(wid
 
 
 def test_a_result_that_fits_is_shown_whole_with_no_note():
-    text, notes = frame_text(WIDE.head(3), limit=100, width=400)
+    text, notes = result_text(wide(rows=3), limit=100, width=400)
     assert header(text) == [f"column_{i}" for i in range(20)] and notes == []
     assert len(data_lines(text)) == 3
+
+
+def test_a_statement_without_a_result_draws_nothing():
+    assert result_text(None, limit=100, width=80) == ("", [])
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +117,7 @@ def test_limit_sets_the_rows_shown(warehouse, limit, rows):
     done = sql(warehouse, "--limit", limit, columns=400)
     assert done.exit_code == 0, done.output
     shown = data_lines(done.stdout)
-    assert [int(r.strip("│").split("┆")[0]) for r in shown] == list(range(rows))
+    assert [int(cells(r)[0]) for r in shown] == list(range(rows))
     assert ("rows shown" in done.stderr) == (rows < 250)
 
 
@@ -117,19 +129,25 @@ def test_csv_writes_every_row_and_a_bad_limit_is_refused(warehouse):
 
 
 def test_a_small_result_drawn_whole_but_for_the_rows_beyond_the_limit():
-    frame = pl.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
-    text, notes = frame_text(frame, limit=2, width=80)
+    relation = duckdb.connect().sql("SELECT * FROM (VALUES (1, 'x'), (2, 'y'), (3, 'z')) t(a, b)")
+    text, notes = result_text(relation, limit=2, width=80)
     assert text == (
-        "shape: (3, 2)\n"
-        "┌─────┬─────┐\n"
-        "│ a   ┆ b   │\n"
-        "│ --- ┆ --- │\n"
-        "│ i64 ┆ str │\n"
-        "╞═════╪═════╡\n"
-        "│ 1   ┆ x   │\n"
-        "│ 2   ┆ y   │\n"
-        "└─────┴─────┘"
+        "┌───────┬─────────┐\n"
+        "│   a   │    b    │\n"
+        "│ int32 │ varchar │\n"
+        "├───────┼─────────┤\n"
+        "│     1 │ x       │\n"
+        "│     2 │ y       │\n"
+        "└───────┴─────────┘"
     )
     assert notes == [
         "2 of 3 rows shown: --limit N shows more (--limit 0: all), --format csv writes them all"
     ]
+
+
+def test_a_table_draws_types_a_frame_cannot_hold(warehouse):
+    done = CliRunner().invoke(
+        main, ["sql", "SELECT [INTERVAL 1 DAY] AS gap", "--warehouse", warehouse]
+    )
+    assert done.exit_code == 0, done.output
+    assert cells(data_lines(done.stdout)[0]) == ["[1 day]"] and header(done.stdout) == ["gap"]

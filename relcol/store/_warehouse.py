@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import secrets
 import shutil
 import socket
@@ -46,23 +45,24 @@ import duckdb
 import polars as pl
 
 from relcol._cluster import available_cores
-from relcol.checks import check_bins, is_number
-from relcol.errors import ParameterError, WarehouseError
+from relcol.errors import WarehouseError
 from relcol.store import _files, _schema
 from relcol.store._chunks import chunk_spans
+from relcol.store._folder import (
+    MATERIALISED,
+    QUERY_TIMEOUT,
+    SIDE_FILES,
+    WarehouseFolder,
+    check_name,
+    stored_file,
+)
 from relcol.store._sql import (
     STORED,
     STORED_BINS,
     connect,
-    damaged,
     default_memory_limit,
-    init_script,
-    reading_only,
     sql_literal,
 )
-
-ENV = "RELCOL_WAREHOUSE"
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 README = """\
 # warehouse/
@@ -90,23 +90,14 @@ verify it with `relcol check`. Delete a study by deleting its `predictions/study
 
 #: Side tables stored beside each ingest's parts: view name -> (file name, schema).
 SIDE = {
-    "classes": ("_classes.parquet", _schema.CLASSES),
-    "corruptions": ("_corruptions.parquet", _schema.CORRUPTIONS),
-    "runs": ("_run.parquet", _schema.RUNS),
-    "annotations": ("_annotations.parquet", _schema.ANNOTATIONS),  # prediction files only
+    "classes": (SIDE_FILES["classes"], _schema.CLASSES),
+    "corruptions": (SIDE_FILES["corruptions"], _schema.CORRUPTIONS),
+    "runs": (SIDE_FILES["runs"], _schema.RUNS),
+    "annotations": (SIDE_FILES["annotations"], _schema.ANNOTATIONS),
 }
 #: Columns a view's schema file may lack (written before they existed; readers fill them
 #: with nulls): `relcol check` accepts such a file, and the next write rewrites it whole.
 OPTIONAL = {"annotations": _schema.ANNOTATION_EXTRAS}
-#: Seconds a `Warehouse.sql` query may run before it is stopped (None: no limit).
-QUERY_TIMEOUT = 600.0
-#: Tables materialised by `relcol report`: view name -> folder under metrics/.
-MATERIALISED = {
-    "report_calibration": "calibration",
-    "report_trends": "trends",
-    "report_thresholds": "thresholds",
-    "report_differences": "differences",
-}
 #: The columns of each materialised view in a warehouse without reports (its zero-row
 #: schema file): the keys of its grain, typed as in the long table.
 MATERIALISED_KEYS = {
@@ -115,16 +106,6 @@ MATERIALISED_KEYS = {
     "report_thresholds": ("study", "dataset", "model", "corruption", "label"),
     "report_differences": _schema.CELL,
 }
-
-
-def check_name(name: object, what: str = "study name") -> str:
-    """A name that becomes a folder: letters, digits, ``_ . -``; no ``..``, slashes or NUL."""
-    if not isinstance(name, str) or not NAME.fullmatch(name) or ".." in name:
-        raise WarehouseError(
-            f"{what} must be 1-64 characters of letters, digits, '_', '.', '-', starting with a "
-            f"letter or digit and without '..'. Got {name!r}."
-        )
-    return name
 
 
 def content_id(
@@ -165,33 +146,14 @@ class CheckResult:
     notes: list[str]
 
 
-class Warehouse:
+class Warehouse(WarehouseFolder):
     """A warehouse folder. Opening one creates nothing: reading needs an existing warehouse,
     and the first write (an ingest, ``create``) makes the folder and its schema files."""
 
     def __init__(self, root: str | os.PathLike[str], *, create: bool = False) -> None:
-        self.root = Path(root).expanduser().resolve()
-        if self.root.exists() and not self.root.is_dir():
-            raise WarehouseError(f"warehouse {self.root} exists and is not a folder")
+        super().__init__(root)
         if create:
             self.create()
-
-    @classmethod
-    def default(cls, path: str | os.PathLike[str] | None = None) -> Warehouse:
-        """``path``, else ``$RELCOL_WAREHOUSE``, else ``./warehouse``."""
-        return cls(path or os.environ.get(ENV) or "warehouse")
-
-    def exists(self) -> bool:
-        return (self.root / "_schema").is_dir() and (self.root / "predictions").is_dir()
-
-    def require(self) -> None:
-        """Refuse to read a warehouse that does not exist (a mistyped path is not an empty
-        warehouse, and reading never creates one)."""
-        if not self.exists():
-            raise WarehouseError(
-                f"no warehouse at {self.root} (`relcol ingest` creates one; check --warehouse "
-                f"or ${ENV})"
-            )
 
     def create(self) -> bool:
         """Make the folder, its subfolders and README where absent, and write each schema
@@ -219,66 +181,6 @@ class Warehouse:
         except OSError as exc:
             raise WarehouseError(_cannot_write(self.root, exc)) from None
 
-    # -- reading -----------------------------------------------------------------
-
-    def study_dir(self, study: str) -> Path:
-        return self.root / "predictions" / f"study={check_name(study)}"
-
-    def studies(self) -> list[str]:
-        return sorted(
-            p.name.removeprefix("study=") for p in (self.root / "predictions").glob("study=*")
-        )
-
-    def sources(self, study: str | None = None, *, derived: bool = True) -> dict[str, list[str]]:
-        """A snapshot of every view's files: the schema file first, then committed files
-        (of ``study`` only, when given: every view then covers that one study). Without
-        ``derived`` the tables materialised by `relcol report` are left out (their views
-        are then undefined)."""
-        # a study name is checked (no glob or path characters) before it is globbed on
-        pattern = "study=*" if study is None else self.study_dir(self.require_study(study)).name
-        self.require()
-        runs = sorted((self.root / "predictions").glob(f"{pattern}/run_id=*"))
-        schema = str(self.root / "_schema" / "predictions.parquet")
-        out = {"predictions": [schema], "predictions_unstored": [schema]}
-        for run in runs:
-            parts = [str(p) for p in sorted(run.glob("part-*.parquet"))]
-            out["predictions"] += parts
-            if not _has_stored_views(run):
-                out["predictions_unstored"] += parts
-        for view in STORED:
-            files = [str(run / stored_file(view)) for run in runs if _has_stored_views(run)]
-            if files:
-                out[f"stored_{view}"] = files
-        for view, (file, _) in SIDE.items():
-            out[view] = [str(self.root / "_schema" / f"{view}.parquet")]
-            out[view] += [str(run / file) for run in runs if (run / file).exists()]
-        for view, folder in MATERIALISED.items() if derived else ():
-            out[view] = [str(self.root / "_schema" / f"{view}.parquet")]
-            out[view] += [
-                str(p) for p in sorted((self.root / "metrics" / folder).glob(f"{pattern}.parquet"))
-            ]
-        return out
-
-    def connect(
-        self,
-        *,
-        bins: int = 15,
-        sandbox: bool = True,
-        study: str | None = None,
-        memory_limit: str | None = None,
-    ) -> duckdb.DuckDBPyConnection:
-        """An in-memory DuckDB connection with every view over a snapshot of the warehouse
-        (of one ``study``, when given: the views then read that study's files only, which is
-        much faster than filtering a view of every study, since a view such as
-        ``consistency`` is computed before an outer ``WHERE`` applies).
-
-        With ``sandbox`` it reads only the warehouse's committed files and writes nothing
-        (as long as the statements run on it only read: see ``sql``).
-        """
-        return connect(
-            self.sources(study), bins=check_bins(bins), sandbox=sandbox, memory_limit=memory_limit
-        )
-
     def sql(
         self,
         query: str,
@@ -290,90 +192,19 @@ class Warehouse:
         timeout: float | None = QUERY_TIMEOUT,
         memory_limit: str | None = None,
     ) -> pl.DataFrame:
-        """Run ``query`` over the views (a fresh snapshot; of one ``study`` when given) and
-        return a Polars frame.
-
-        Values go in ``params`` (``?`` or ``$name`` placeholders), never into the text.
-        Only reading statements (SELECT, DESCRIBE, SUMMARIZE, EXPLAIN of a SELECT …) run,
-        and only the warehouse's files can be read, unless ``unsafe`` says otherwise.
-        A query running longer than ``timeout`` seconds (None: no limit, as relcol's own
-        computations ask) is stopped;
-        ``memory_limit`` (e.g. ``"4GB"``) bounds its memory (default: half the machine's).
-        If a concurrent ``replace`` swaps files away under the query, it runs again on a
-        new snapshot.
-        """
-        if timeout is not None and not (is_number(timeout) and timeout > 0):
-            raise ParameterError(
-                f"timeout must be a number of seconds > 0, or None. Got {timeout!r}."
-            )
-        bins = check_bins(bins)
-        if not isinstance(query, str) or not _has_statement(query):
-            raise WarehouseError(f"the SQL query is empty (no statement). Got {query!r}.")
-        if not unsafe:
-            reading_only(query)
-        for attempt in range(3):
-            sources = self.sources(study)
-            files = _identities(sources)
-            try:
-                return self._run(query, params, sources, bins, unsafe, timeout, memory_limit)
-            except _Failed as failure:
-                # retried only when files changed under the query (a concurrent replace)
-                unchanged = self.sources(study) == sources and _identities(sources) == files
-                if attempt == 2 and not unchanged:
-                    raise WarehouseError(
-                        f"the warehouse {self.root} changed under the query three times (an "
-                        "ingest with --replace running meanwhile); run it again"
-                    ) from None
-                if unchanged:
-                    text = str(failure)
-                    names = str(self.root) in text and "relcol check" not in text
-                    hint = "; `relcol check` verifies the warehouse's files" if names else ""
-                    raise WarehouseError(f"{text}{hint}") from None
-        raise AssertionError("unreachable")
-
-    def _run(self, query, params, sources, bins, unsafe, timeout, memory_limit) -> pl.DataFrame:
-        try:
-            con = connect(
-                sources, bins=bins, sandbox=not unsafe, memory_limit=memory_limit, query=query
-            )
-        except WarehouseError as exc:
-            raise _Failed(str(exc)) from None
-        expired = threading.Event()
-
-        def stop() -> None:
-            expired.set()
-            con.interrupt()
-
-        timer = threading.Timer(timeout, stop) if timeout is not None else None
-        try:
-            if timer is not None:
-                timer.daemon = True
-                timer.start()
-            relation = con.sql(query, params=params)
-            return pl.DataFrame() if relation is None else _frame(relation)
-        except (duckdb.Error, RuntimeError) as exc:
-            if expired.is_set():
-                raise WarehouseError(
-                    f"the query was stopped after {timeout:g} s (its time limit: --timeout)"
-                ) from None
-            interrupted = isinstance(exc, duckdb.InterruptException) or (
-                isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower()
-            )
-            if interrupted:  # Ctrl-C: DuckDB reports it as an error of its own
-                raise KeyboardInterrupt from None
-            if not isinstance(exc, duckdb.Error):
-                raise
-            why = damaged(con, exc)
-            raise _Failed(why or f"SQL error: {str(exc).splitlines()[0]}") from None
-        finally:
-            if timer is not None:
-                timer.cancel()
-            con.close()
-
-    def init_script(
-        self, *, bins: int = 15, study: str | None = None, memory_limit: str | None = None
-    ) -> str:
-        return init_script(self.sources(study), bins=check_bins(bins), memory_limit=memory_limit)
+        """``query``'s result as a Polars frame: ``WarehouseFolder.query`` (a fresh snapshot;
+        only reading statements over the warehouse's files unless ``unsafe``; stopped after
+        ``timeout`` seconds, None: no limit) with its other arguments."""
+        return self.query(
+            query,
+            params,
+            consume=_frame,
+            bins=bins,
+            unsafe=unsafe,
+            study=study,
+            timeout=timeout,
+            memory_limit=memory_limit,
+        )
 
     def predictions(self, study: str | None = None) -> pl.LazyFrame:
         """The long table as a Polars LazyFrame (a snapshot of committed ingests; of one
@@ -404,29 +235,6 @@ class Warehouse:
                 f"{files[0]} cannot be read ({str(exc).splitlines()[0]}); "
                 "`relcol check` verifies the warehouse's files"
             ) from None
-
-    def _unknown_study(self, study: str) -> str:
-        have = self.studies()
-        return f"no study {study!r} in warehouse {self.root}; " + (
-            f"it holds: {', '.join(have)}" if have else "it is empty (run `relcol ingest` first)"
-        )
-
-    def require_study(self, study: str | None) -> str:
-        """``study`` if present; with None, the only study there is."""
-        self.require()
-        have = self.studies()
-        if study is None:
-            if len(have) == 1:
-                return have[0]
-            if not have:
-                raise WarehouseError(f"warehouse {self.root} is empty: run `relcol ingest` first")
-            raise WarehouseError(
-                f"warehouse {self.root} holds several studies ({', '.join(have)}); choose one with --study"
-            )
-        check_name(study)
-        if study not in have:
-            raise WarehouseError(self._unknown_study(study))
-        return study
 
     def check(self) -> CheckResult:
         """Verify the warehouse: every schema file against the code, every committed file
@@ -689,32 +497,15 @@ def _cannot_write(root: Path, exc: OSError) -> str:
     return f"cannot write to warehouse {root}: {exc.strerror or exc}{where}; nothing was changed"
 
 
-def _identities(sources: dict[str, list[str]]) -> list[tuple[int, int] | None]:
-    """Each source file's (inode, modification time), None where it is gone: a replace that
-    swapped a study away and back under a query changes them even if the names are equal."""
-    out = []
-    for files in sources.values():
-        for file in files:
-            try:
-                st = os.stat(file)
-            except OSError:
-                out.append(None)
-                continue
-            out.append((st.st_ino, st.st_mtime_ns))
-    return out
-
-
-class _Failed(Exception):
-    """A query failed; `Warehouse.sql` decides whether the warehouse changed under it."""
-
-
 #: DuckDB types Polars cannot hold (anywhere in a column's type, nested or not).
 _UNHELD = {"interval", "union"}
 
 
-def _frame(relation: duckdb.DuckDBPyRelation) -> pl.DataFrame:
-    """A query's result as a Polars frame, through the Arrow C stream interface: no pyarrow
-    (nor numpy) import, which is most of `relcol sql`'s start-up beyond DuckDB's own."""
+def _frame(relation: duckdb.DuckDBPyRelation | None) -> pl.DataFrame:
+    """A query's result as a Polars frame (an empty one for a statement without a result),
+    through the Arrow C stream interface: no pyarrow (nor numpy) import."""
+    if relation is None:
+        return pl.DataFrame()
 
     def unheld(kind) -> bool:
         if kind.id in _UNHELD:
@@ -1019,31 +810,11 @@ class Staging:
 STORE_CHUNK_ROWS = 10_000_000
 
 
-def stored_file(view: str) -> str:
-    """The file of a run folder that holds the stored rows of ``view`` (one of ``STORED``)."""
-    return f"_stored_{view}.parquet"
-
-
-def _has_stored_views(run: Path) -> bool:
-    """Whether a run folder holds the stored rows of every view in ``STORED`` (else its rows
-    are computed from its parts: written by an older relcol, or a stored file removed)."""
-    return all((run / stored_file(view)).exists() for view in STORED)
-
-
 def write_part_file(frame: pl.DataFrame, path: Path) -> int:
     """Write one part of the long table, conformed to its schema; return its row count."""
     frame = _schema.conform(frame, _schema.PREDICTIONS)
     frame.write_parquet(path, compression="zstd")
     return frame.height
-
-
-def _has_statement(query: str) -> bool:
-    """Whether ``query`` holds a statement (not only blanks, comments or semicolons); a
-    query DuckDB cannot parse counts as one, so running it reports the syntax error."""
-    try:
-        return bool(duckdb.extract_statements(query))
-    except duckdb.Error:
-        return True
 
 
 def _atomic_write_parquet(path: Path, frame: pl.DataFrame) -> None:
