@@ -135,9 +135,9 @@ def shell(
       relcol shell --print-init > views.sql && duckdb -init views.sql
       relcol shell --study tiny
     """
-    from relcol.store import Warehouse
+    from relcol.store import WarehouseFolder
 
-    script = Warehouse.default(warehouse).init_script(
+    script = WarehouseFolder.default(warehouse).init_script(
         bins=bins, study=study, memory_limit=memory_limit
     )
     if print_init:

@@ -260,7 +260,9 @@ def test_sql_imports_the_store_and_duckdb_only(small_warehouse):
         ["sql", "--warehouse", str(wh.root), query], (*HEAVY, "numpy", "polars")
     )
     assert cells_of(printed) == ["2", str(frame.height)] and loaded == set()
-    printed, loaded = loaded_after(["shell", "--warehouse", str(wh.root), "--print-init"])
+    printed, loaded = loaded_after(
+        ["shell", "--warehouse", str(wh.root), "--print-init"], (*HEAVY, "numpy", "polars")
+    )
     assert "CREATE OR REPLACE VIEW calibration AS" in printed and loaded == set()
 
 
