@@ -128,12 +128,10 @@ def __getattr__(name: str) -> Any:
         return import_module("relcol.plot")
     if name == "report":  # the subpackage, callable as the function (see _ReportPackage)
         return import_module("relcol.report")
-    if name in _LAZY:
-        module = import_module(_LAZY[name])
-        for other, where in _LAZY.items():
-            if where == _LAZY[name] and other != "report":
-                globals()[other] = getattr(module, other)
-        return globals()[name]
+    if name in _LAZY:  # only that name: each package imports its own names on first use
+        value = getattr(import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'relcol' has no attribute {name!r}")
 
 

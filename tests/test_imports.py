@@ -282,6 +282,20 @@ def test_check_and_help_import_no_heavy_library(small_warehouse):
     assert "Commands:" in printed and loaded == set()
 
 
+def test_ingesting_predictions_imports_no_model_report_or_table_library(tmp_path):
+    # the workflows import each name on first use: predictions made elsewhere are read and
+    # stored, nothing is fitted or drawn
+    rows = ["sample_id,y_true,y_pred,confidence"] + [
+        f"{i},{i % 2},{(i // 3) % 2},{0.5 + (i % 10) / 20}" for i in range(40)
+    ]
+    (tmp_path / "p.csv").write_text("\n".join(rows) + "\n")
+    wh = tmp_path / "wh"
+    args = ["ingest", "--predictions", str(tmp_path / "p.csv"), "--name", "x"]
+    printed, loaded = loaded_after([*args, "--warehouse", str(wh), "--json"])
+    assert json.loads(printed)["rows"] == 40
+    assert loaded.isdisjoint({"sklearn", "lightgbm", "matplotlib", "great_tables"}), loaded
+
+
 def test_the_report_imports_no_model_library(tiny_warehouse, tmp_path):
     # scikit-learn alone takes about a second to import: a report fits nothing
     out = tmp_path / "report"

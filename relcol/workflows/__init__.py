@@ -15,38 +15,46 @@
 - ``_shared``: what they share (a warehouse from a path, the engine choice, a run's spec).
 
 Every write goes through ``Warehouse.commit``; nothing here draws (``relcol.report`` does).
+Each name is imported from its module on first use, so a command loads only the libraries its
+workflow needs (``relcol ingest --predictions`` no report or table libraries).
 """
 
 from __future__ import annotations
 
-from relcol.workflows._example_runs import ExampleResult, email_comparison, example
-from relcol.workflows._external_predictions import (
-    PredictionsResult,
-    by_class,
-    confidence_sources,
-    ingest_predictions,
-    soft_agreement,
-)
-from relcol.workflows._multilabel_scores import multilabel, multilabel_bins
-from relcol.workflows._portable import ChildStopped
-from relcol.workflows._recalibration_runs import (
-    RecalibrationResult,
-    recalibrate,
-    recalibration,
-    recalibration_summary,
-)
-from relcol.workflows._report_pages import ReportResult, report, sources_summary
-from relcol.workflows._report_tables import ECE_NULL_DRAWS, external_tables, report_tables
-from relcol.workflows._studies import (
-    calibration,
-    consistency,
-    ingest,
-    open_warehouse,
-    scorecard,
-    scorecard_options,
-    simulate_consistency,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
+#: name -> the module that defines it.
+_LAZY = {
+    "ECE_NULL_DRAWS": "relcol.workflows._report_tables",
+    "ChildStopped": "relcol.workflows._portable",
+    "ExampleResult": "relcol.workflows._example_runs",
+    "PredictionsResult": "relcol.workflows._external_predictions",
+    "RecalibrationResult": "relcol.workflows._recalibration_runs",
+    "ReportResult": "relcol.workflows._report_pages",
+    "by_class": "relcol.workflows._external_predictions",
+    "calibration": "relcol.workflows._studies",
+    "confidence_sources": "relcol.workflows._external_predictions",
+    "consistency": "relcol.workflows._studies",
+    "email_comparison": "relcol.workflows._example_runs",
+    "example": "relcol.workflows._example_runs",
+    "external_tables": "relcol.workflows._report_tables",
+    "ingest": "relcol.workflows._studies",
+    "ingest_predictions": "relcol.workflows._external_predictions",
+    "multilabel": "relcol.workflows._multilabel_scores",
+    "multilabel_bins": "relcol.workflows._multilabel_scores",
+    "open_warehouse": "relcol.workflows._studies",
+    "recalibrate": "relcol.workflows._recalibration_runs",
+    "recalibration": "relcol.workflows._recalibration_runs",
+    "recalibration_summary": "relcol.workflows._recalibration_runs",
+    "report": "relcol.workflows._report_pages",
+    "report_tables": "relcol.workflows._report_tables",
+    "scorecard": "relcol.workflows._studies",
+    "scorecard_options": "relcol.workflows._studies",
+    "simulate_consistency": "relcol.workflows._studies",
+    "soft_agreement": "relcol.workflows._external_predictions",
+    "sources_summary": "relcol.workflows._report_pages",
+}
 __all__ = [
     "ECE_NULL_DRAWS",
     "ChildStopped",
@@ -77,3 +85,41 @@ __all__ = [
     "soft_agreement",
     "sources_summary",
 ]
+assert set(__all__) == set(_LAZY)
+
+if TYPE_CHECKING:
+    from relcol.workflows._example_runs import ExampleResult, email_comparison, example
+    from relcol.workflows._external_predictions import (
+        PredictionsResult,
+        by_class,
+        confidence_sources,
+        ingest_predictions,
+        soft_agreement,
+    )
+    from relcol.workflows._multilabel_scores import multilabel, multilabel_bins
+    from relcol.workflows._portable import ChildStopped
+    from relcol.workflows._recalibration_runs import (
+        RecalibrationResult,
+        recalibrate,
+        recalibration,
+        recalibration_summary,
+    )
+    from relcol.workflows._report_pages import ReportResult, report, sources_summary
+    from relcol.workflows._report_tables import ECE_NULL_DRAWS, external_tables, report_tables
+    from relcol.workflows._studies import (
+        calibration,
+        consistency,
+        ingest,
+        open_warehouse,
+        scorecard,
+        scorecard_options,
+        simulate_consistency,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'relcol.workflows' has no attribute {name!r}")
+    value = getattr(import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
