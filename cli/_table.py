@@ -68,7 +68,7 @@ def result_text(
     for keep in range(min(fits, columns - 1), 0, -1):
         if _widest(text) <= width:
             break
-        text, fits = _drawn(_ends(top, keep), shown, width), keep
+        text, fits = _drawn(_ends(top, keep, relation.columns), shown, width), keep
     notes = []
     if shown < rows:
         how = (
@@ -97,11 +97,16 @@ def _drawn(relation: duckdb.DuckDBPyRelation, rows: int, width: int) -> str:
     return drawn.getvalue().rstrip("\n")
 
 
-def _ends(relation: duckdb.DuckDBPyRelation, keep: int) -> duckdb.DuckDBPyRelation:
-    """The first ⌈keep/2⌉ and the last ⌊keep/2⌋ columns of ``relation``, a ``…`` column between."""
-    names = [_quoted(name) for name in relation.columns]
-    first, last = names[: (keep + 1) // 2], names[len(names) - keep // 2 :]
-    return relation.project(", ".join([*first, "'…' AS \"…\"", *last]))
+def _ends(
+    relation: duckdb.DuckDBPyRelation, keep: int, names: list[str]
+) -> duckdb.DuckDBPyRelation:
+    """The first ⌈keep/2⌉ and the last ⌊keep/2⌋ columns of ``relation``, a ``…`` column between,
+    taken by position and given the result's own ``names`` (which may repeat: a held copy
+    renames a repeated one)."""
+    kept = [*range((keep + 1) // 2), *range(len(names) - keep // 2, len(names))]
+    columns = [f"#{i + 1} AS {_quoted(names[i])}" for i in kept]
+    columns.insert((keep + 1) // 2, "'…' AS \"…\"")
+    return relation.project(", ".join(columns))
 
 
 def _quoted(name: str) -> str:

@@ -75,6 +75,17 @@ def test_columns_keep_their_natural_width_and_those_that_do_not_fit_are_said(wid
     )
 
 
+def test_a_narrow_terminal_keeps_columns_of_the_same_name_apart():
+    middle = ", ".join(f"{i} AS c{i}" for i in range(8))
+    relation = duckdb.connect().sql(f"SELECT 'first' AS a, {middle}, 'last' AS a")
+    text, notes = result_text(relation, limit=5, width=40)
+    assert max(len(line) for line in text.splitlines()) <= 40
+    names, values = header(text), cells(data_lines(text)[0])
+    assert names[0] == names[-1] == "a" and "…" in names
+    assert values[0] == "first" and values[-1] == "last"  # not the first "a" twice
+    assert notes[-1].startswith(f"{len(names) - 1} of 10 columns shown")
+
+
 def test_a_result_that_fits_is_shown_whole_with_no_note():
     text, notes = result_text(wide(rows=3), limit=100, width=400)
     assert header(text) == [f"column_{i}" for i in range(20)] and notes == []
