@@ -2,120 +2,126 @@
 
 ``relcol.report`` renders what these functions return; it never computes a
 metric itself (docs/development.md).
+
+Each name is imported from its module on first use, so a workflow that needs one table (the
+soft agreement of ingested predictions, the monitoring tables) does not import the bootstrap,
+the simulations and their libraries.
 """
 
 from __future__ import annotations
 
-from relcol.analysis._agreement import soft_agreement
-from relcol.analysis._bins import (
-    bin_errors,
-    confidence_histograms,
-    figure_tables,
-    oracle_risk,
-    reliability_bins,
-    risk_coverage,
-    with_stage,
-)
-from relcol.analysis._bootstrap import (
-    INTERVAL_METRICS,
-    MIN_BIN_SAMPLES,
-    NO_INTERVAL,
-    Replicates,
-    bin_metrics,
-    bootstrap,
-    intervals,
-    model_references,
-    paired_differences,
-    percentile_interval,
-    poisson_weight,
-    poisson_weights,
-    rank_metrics,
-    seed_spread,
-    with_intervals,
-)
-from relcol.analysis._corruptions import on_realised_axis, realised_rates, realised_trends
-from relcol.analysis._coverage import (
-    LAWS,
-    CoverageResult,
-    Law,
-    MultilabelCoverage,
-    coverage_study,
-    multilabel_coverage_study,
-    simulate_multilabel,
-    simulate_studies,
-)
-from relcol.analysis._degradation import degradation_summary, worst_gaps
-from relcol.analysis._difference_coverage import (
-    DIFFERENCE_LAWS,
-    DifferenceCoverage,
-    difference_coverage_study,
-    simulate_pairs,
-)
-from relcol.analysis._frames import CELL_KEYS, group_keys, require_columns, sort_by_appearance
-from relcol.analysis._headline import GRID_COLUMNS, WORST_FIRST, break_grid, verdicts
-from relcol.analysis._monitoring import (
-    ALERT_COLUMNS,
-    ALERT_EXIT,
-    STREAM,
-    MonitorResult,
-    MonitorRules,
-    monitor,
-    monitoring_tables,
-    simulate_monitoring,
-)
-from relcol.analysis._multilabel import (
-    INTERVALS as MULTILABEL_INTERVALS,
-)
-from relcol.analysis._multilabel import (
-    NO_MACRO_INTERVAL,
-    macro_rows,
-    multilabel_bins,
-    multilabel_calibration,
-    multilabel_intervals,
-    multilabel_micro_tables,
-    multilabel_pairs,
-    name_label_codes,
-    name_labels_in,
-    named_labels,
-    rank_tables_with_intervals,
-    with_multilabel_intervals,
-)
-from relcol.analysis._nulls import (
-    DEGRADING,
-    NULLS,
-    World,
-    WorldResult,
-    gap_coverage,
-    simulate_curves,
-    world_study,
-)
-from relcol.analysis._page_tables import SUMMARY_TABLES, summary_tables
-from relcol.analysis._recalibration import (
-    METHODS,
-    RecalibrationMap,
-    calibration_split,
-    fit_map,
-    recalibrate_rows,
-    recalibration_table,
-)
-from relcol.analysis._scorecard import MIN_CHANGE as SCORECARD_MIN_CHANGE
-from relcol.analysis._scorecard import RELIABILITY_ECE as SCORECARD_RELIABILITY_ECE
-from relcol.analysis._scorecard import corruption_error, scorecard
-from relcol.analysis._scores import binary_scores
-from relcol.analysis._statistical import statistical_tables
-from relcol.analysis._thresholds import (
-    LIGHTS,
-    TrafficLight,
-    cell_evidence,
-    cell_lights,
-    check_tau,
-    thresholds,
-    withhold_scores,
-)
-from relcol.analysis._training import SCOPES, with_training_variation
-from relcol.analysis._trends import spearman, spearman_rows, trends
-from relcol.store import CELL
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
+#: name -> (the module that defines it, its name there).
+_LAZY = {
+    "ALERT_COLUMNS": ("relcol.analysis._monitoring", "ALERT_COLUMNS"),
+    "ALERT_EXIT": ("relcol.analysis._monitoring", "ALERT_EXIT"),
+    "CELL": ("relcol.store", "CELL"),
+    "CELL_KEYS": ("relcol.analysis._frames", "CELL_KEYS"),
+    "DEGRADING": ("relcol.analysis._nulls", "DEGRADING"),
+    "DIFFERENCE_LAWS": ("relcol.analysis._difference_coverage", "DIFFERENCE_LAWS"),
+    "GRID_COLUMNS": ("relcol.analysis._headline", "GRID_COLUMNS"),
+    "INTERVAL_METRICS": ("relcol.analysis._bootstrap", "INTERVAL_METRICS"),
+    "LAWS": ("relcol.analysis._coverage", "LAWS"),
+    "LIGHTS": ("relcol.analysis._thresholds", "LIGHTS"),
+    "METHODS": ("relcol.analysis._recalibration", "METHODS"),
+    "MIN_BIN_SAMPLES": ("relcol.analysis._bootstrap", "MIN_BIN_SAMPLES"),
+    "MULTILABEL_INTERVALS": ("relcol.analysis._multilabel", "INTERVALS"),
+    "NO_INTERVAL": ("relcol.analysis._bootstrap", "NO_INTERVAL"),
+    "NO_MACRO_INTERVAL": ("relcol.analysis._multilabel", "NO_MACRO_INTERVAL"),
+    "NULLS": ("relcol.analysis._nulls", "NULLS"),
+    "SCOPES": ("relcol.analysis._training", "SCOPES"),
+    "SCORECARD_MIN_CHANGE": ("relcol.analysis._scorecard", "MIN_CHANGE"),
+    "SCORECARD_RELIABILITY_ECE": ("relcol.analysis._scorecard", "RELIABILITY_ECE"),
+    "STREAM": ("relcol.analysis._monitoring", "STREAM"),
+    "SUMMARY_TABLES": ("relcol.analysis._page_tables", "SUMMARY_TABLES"),
+    "WORST_FIRST": ("relcol.analysis._headline", "WORST_FIRST"),
+    "CoverageResult": ("relcol.analysis._coverage", "CoverageResult"),
+    "DifferenceCoverage": ("relcol.analysis._difference_coverage", "DifferenceCoverage"),
+    "Law": ("relcol.analysis._coverage", "Law"),
+    "MonitorResult": ("relcol.analysis._monitoring", "MonitorResult"),
+    "MonitorRules": ("relcol.analysis._monitoring", "MonitorRules"),
+    "MultilabelCoverage": ("relcol.analysis._coverage", "MultilabelCoverage"),
+    "RecalibrationMap": ("relcol.analysis._recalibration", "RecalibrationMap"),
+    "Replicates": ("relcol.analysis._bootstrap", "Replicates"),
+    "TrafficLight": ("relcol.analysis._thresholds", "TrafficLight"),
+    "World": ("relcol.analysis._nulls", "World"),
+    "WorldResult": ("relcol.analysis._nulls", "WorldResult"),
+    "bin_errors": ("relcol.analysis._bins", "bin_errors"),
+    "bin_metrics": ("relcol.analysis._bootstrap", "bin_metrics"),
+    "binary_scores": ("relcol.analysis._scores", "binary_scores"),
+    "bootstrap": ("relcol.analysis._bootstrap", "bootstrap"),
+    "break_grid": ("relcol.analysis._headline", "break_grid"),
+    "calibration_split": ("relcol.analysis._recalibration", "calibration_split"),
+    "cell_evidence": ("relcol.analysis._thresholds", "cell_evidence"),
+    "cell_lights": ("relcol.analysis._thresholds", "cell_lights"),
+    "check_tau": ("relcol.analysis._thresholds", "check_tau"),
+    "confidence_histograms": ("relcol.analysis._bins", "confidence_histograms"),
+    "corruption_error": ("relcol.analysis._scorecard", "corruption_error"),
+    "coverage_study": ("relcol.analysis._coverage", "coverage_study"),
+    "degradation_summary": ("relcol.analysis._degradation", "degradation_summary"),
+    "difference_coverage_study": (
+        "relcol.analysis._difference_coverage",
+        "difference_coverage_study",
+    ),
+    "figure_tables": ("relcol.analysis._bins", "figure_tables"),
+    "fit_map": ("relcol.analysis._recalibration", "fit_map"),
+    "gap_coverage": ("relcol.analysis._nulls", "gap_coverage"),
+    "group_keys": ("relcol.analysis._frames", "group_keys"),
+    "intervals": ("relcol.analysis._bootstrap", "intervals"),
+    "macro_rows": ("relcol.analysis._multilabel", "macro_rows"),
+    "model_references": ("relcol.analysis._bootstrap", "model_references"),
+    "monitor": ("relcol.analysis._monitoring", "monitor"),
+    "monitoring_tables": ("relcol.analysis._monitoring", "monitoring_tables"),
+    "multilabel_bins": ("relcol.analysis._multilabel", "multilabel_bins"),
+    "multilabel_calibration": ("relcol.analysis._multilabel", "multilabel_calibration"),
+    "multilabel_coverage_study": ("relcol.analysis._coverage", "multilabel_coverage_study"),
+    "multilabel_intervals": ("relcol.analysis._multilabel", "multilabel_intervals"),
+    "multilabel_micro_tables": ("relcol.analysis._multilabel", "multilabel_micro_tables"),
+    "multilabel_pairs": ("relcol.analysis._multilabel", "multilabel_pairs"),
+    "name_label_codes": ("relcol.analysis._multilabel", "name_label_codes"),
+    "name_labels_in": ("relcol.analysis._multilabel", "name_labels_in"),
+    "named_labels": ("relcol.analysis._multilabel", "named_labels"),
+    "on_realised_axis": ("relcol.analysis._corruptions", "on_realised_axis"),
+    "oracle_risk": ("relcol.analysis._bins", "oracle_risk"),
+    "paired_differences": ("relcol.analysis._bootstrap", "paired_differences"),
+    "percentile_interval": ("relcol.analysis._bootstrap", "percentile_interval"),
+    "poisson_weight": ("relcol.analysis._bootstrap", "poisson_weight"),
+    "poisson_weights": ("relcol.analysis._bootstrap", "poisson_weights"),
+    "rank_metrics": ("relcol.analysis._bootstrap", "rank_metrics"),
+    "rank_tables_with_intervals": ("relcol.analysis._multilabel", "rank_tables_with_intervals"),
+    "realised_rates": ("relcol.analysis._corruptions", "realised_rates"),
+    "realised_trends": ("relcol.analysis._corruptions", "realised_trends"),
+    "recalibrate_rows": ("relcol.analysis._recalibration", "recalibrate_rows"),
+    "recalibration_table": ("relcol.analysis._recalibration", "recalibration_table"),
+    "reliability_bins": ("relcol.analysis._bins", "reliability_bins"),
+    "require_columns": ("relcol.analysis._frames", "require_columns"),
+    "risk_coverage": ("relcol.analysis._bins", "risk_coverage"),
+    "scorecard": ("relcol.analysis._scorecard", "scorecard"),
+    "seed_spread": ("relcol.analysis._bootstrap", "seed_spread"),
+    "simulate_curves": ("relcol.analysis._nulls", "simulate_curves"),
+    "simulate_monitoring": ("relcol.analysis._monitoring", "simulate_monitoring"),
+    "simulate_multilabel": ("relcol.analysis._coverage", "simulate_multilabel"),
+    "simulate_pairs": ("relcol.analysis._difference_coverage", "simulate_pairs"),
+    "simulate_studies": ("relcol.analysis._coverage", "simulate_studies"),
+    "soft_agreement": ("relcol.analysis._agreement", "soft_agreement"),
+    "sort_by_appearance": ("relcol.analysis._frames", "sort_by_appearance"),
+    "spearman": ("relcol.analysis._trends", "spearman"),
+    "spearman_rows": ("relcol.analysis._trends", "spearman_rows"),
+    "statistical_tables": ("relcol.analysis._statistical", "statistical_tables"),
+    "summary_tables": ("relcol.analysis._page_tables", "summary_tables"),
+    "thresholds": ("relcol.analysis._thresholds", "thresholds"),
+    "trends": ("relcol.analysis._trends", "trends"),
+    "verdicts": ("relcol.analysis._headline", "verdicts"),
+    "with_intervals": ("relcol.analysis._bootstrap", "with_intervals"),
+    "with_multilabel_intervals": ("relcol.analysis._multilabel", "with_multilabel_intervals"),
+    "with_stage": ("relcol.analysis._bins", "with_stage"),
+    "with_training_variation": ("relcol.analysis._training", "with_training_variation"),
+    "withhold_scores": ("relcol.analysis._thresholds", "withhold_scores"),
+    "world_study": ("relcol.analysis._nulls", "world_study"),
+    "worst_gaps": ("relcol.analysis._degradation", "worst_gaps"),
+}
 __all__ = [
     "ALERT_COLUMNS",
     "ALERT_EXIT",
@@ -221,3 +227,124 @@ __all__ = [
     "world_study",
     "worst_gaps",
 ]
+assert set(__all__) == set(_LAZY)
+
+if TYPE_CHECKING:
+    from relcol.analysis._agreement import soft_agreement
+    from relcol.analysis._bins import (
+        bin_errors,
+        confidence_histograms,
+        figure_tables,
+        oracle_risk,
+        reliability_bins,
+        risk_coverage,
+        with_stage,
+    )
+    from relcol.analysis._bootstrap import (
+        INTERVAL_METRICS,
+        MIN_BIN_SAMPLES,
+        NO_INTERVAL,
+        Replicates,
+        bin_metrics,
+        bootstrap,
+        intervals,
+        model_references,
+        paired_differences,
+        percentile_interval,
+        poisson_weight,
+        poisson_weights,
+        rank_metrics,
+        seed_spread,
+        with_intervals,
+    )
+    from relcol.analysis._corruptions import on_realised_axis, realised_rates, realised_trends
+    from relcol.analysis._coverage import (
+        LAWS,
+        CoverageResult,
+        Law,
+        MultilabelCoverage,
+        coverage_study,
+        multilabel_coverage_study,
+        simulate_multilabel,
+        simulate_studies,
+    )
+    from relcol.analysis._degradation import degradation_summary, worst_gaps
+    from relcol.analysis._difference_coverage import (
+        DIFFERENCE_LAWS,
+        DifferenceCoverage,
+        difference_coverage_study,
+        simulate_pairs,
+    )
+    from relcol.analysis._frames import CELL_KEYS, group_keys, require_columns, sort_by_appearance
+    from relcol.analysis._headline import GRID_COLUMNS, WORST_FIRST, break_grid, verdicts
+    from relcol.analysis._monitoring import (
+        ALERT_COLUMNS,
+        ALERT_EXIT,
+        STREAM,
+        MonitorResult,
+        MonitorRules,
+        monitor,
+        monitoring_tables,
+        simulate_monitoring,
+    )
+    from relcol.analysis._multilabel import (
+        INTERVALS as MULTILABEL_INTERVALS,
+    )
+    from relcol.analysis._multilabel import (
+        NO_MACRO_INTERVAL,
+        macro_rows,
+        multilabel_bins,
+        multilabel_calibration,
+        multilabel_intervals,
+        multilabel_micro_tables,
+        multilabel_pairs,
+        name_label_codes,
+        name_labels_in,
+        named_labels,
+        rank_tables_with_intervals,
+        with_multilabel_intervals,
+    )
+    from relcol.analysis._nulls import (
+        DEGRADING,
+        NULLS,
+        World,
+        WorldResult,
+        gap_coverage,
+        simulate_curves,
+        world_study,
+    )
+    from relcol.analysis._page_tables import SUMMARY_TABLES, summary_tables
+    from relcol.analysis._recalibration import (
+        METHODS,
+        RecalibrationMap,
+        calibration_split,
+        fit_map,
+        recalibrate_rows,
+        recalibration_table,
+    )
+    from relcol.analysis._scorecard import MIN_CHANGE as SCORECARD_MIN_CHANGE
+    from relcol.analysis._scorecard import RELIABILITY_ECE as SCORECARD_RELIABILITY_ECE
+    from relcol.analysis._scorecard import corruption_error, scorecard
+    from relcol.analysis._scores import binary_scores
+    from relcol.analysis._statistical import statistical_tables
+    from relcol.analysis._thresholds import (
+        LIGHTS,
+        TrafficLight,
+        cell_evidence,
+        cell_lights,
+        check_tau,
+        thresholds,
+        withhold_scores,
+    )
+    from relcol.analysis._training import SCOPES, with_training_variation
+    from relcol.analysis._trends import spearman, spearman_rows, trends
+    from relcol.store import CELL
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'relcol.analysis' has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = getattr(import_module(module), attribute)
+    globals()[name] = value
+    return value
