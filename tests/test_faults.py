@@ -533,3 +533,27 @@ def test_a_study_without_its_run_record_is_one_line_before_any_table(tmp_path):
         "again, or write one with Staging.write_run before the commit"
     ]
     assert snapshot(wh.root) == before
+
+
+def test_a_snapshot_taken_while_a_replace_swaps_the_study_lists_the_new_run(tmp_path, monkeypatch):
+    from relcol.store._files import exchange
+
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(small_predictions(100), wh, name="race", model="m100")
+    other = relcol.open_warehouse(tmp_path / "other")
+    relcol.ingest_predictions(small_predictions(150), other, name="race", model="m150")
+    glob = Path.glob
+    swapped = []
+
+    def swap_then_glob(self, pattern, *args, **kwargs):
+        # the replace's one-step swap lands between listing the run folder and its parts
+        if pattern.startswith("part-") and not swapped:
+            swapped.append(exchange(wh.study_dir("race"), other.study_dir("race")))
+        return glob(self, pattern, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "glob", swap_then_glob)
+    parts = [f for f in wh.sources()["predictions"] if "study=race" in f]
+    monkeypatch.undo()
+    assert swapped == [True] and parts and all(Path(f).is_file() for f in parts)
+    rows = wh.sql("SELECT model, count(*) AS n FROM predictions GROUP BY ALL")
+    assert rows.rows() == [("m150", 150)]

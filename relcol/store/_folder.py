@@ -33,6 +33,9 @@ SIDE_FILES = {
 }
 #: Seconds a `WarehouseFolder.query` may run before it is stopped (None: no limit).
 QUERY_TIMEOUT = 600.0
+#: Listings of the warehouse's files a snapshot tries before it gives up on a warehouse that
+#: changes under every one (``WarehouseFolder.sources``).
+_LISTINGS = 10
 #: Tables materialised by `relcol report`: view name -> folder under metrics/.
 MATERIALISED = {
     "report_calibration": "calibration",
@@ -90,11 +93,25 @@ class WarehouseFolder:
         """A snapshot of every view's files: the schema file first, then committed files
         (of ``study`` only, when given: every view then covers that one study). Without
         ``derived`` the tables materialised by `relcol report` are left out (their views
-        are then undefined)."""
+        are then undefined).
+
+        A replace that swaps a study away while its run folder is listed would leave that
+        study out of the snapshot (its parts listed from a folder already gone), so the
+        listing is taken again until every run folder it read is still there at its end."""
         # a study name is checked (no glob or path characters) before it is globbed on
         pattern = "study=*" if study is None else self.study_dir(self.require_study(study)).name
         self.require()
-        runs = sorted((self.root / "predictions").glob(f"{pattern}/run_id=*"))
+        for _ in range(_LISTINGS):
+            runs = sorted((self.root / "predictions").glob(f"{pattern}/run_id=*"))
+            out = self._listing(runs, pattern, derived)
+            if all(run.is_dir() for run in runs):
+                return out
+        raise WarehouseError(
+            f"the warehouse {self.root} changed under every one of {_LISTINGS} listings of its "
+            "files (ingests with --replace running meanwhile); run it again"
+        )
+
+    def _listing(self, runs: list[Path], pattern: str, derived: bool) -> dict[str, list[str]]:
         schema = str(self.root / "_schema" / "predictions.parquet")
         out = {"predictions": [schema], "predictions_unstored": [schema]}
         for run in runs:
