@@ -23,6 +23,8 @@ from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from relcol._lazy import lazy_getattr
+
 # Imported on first use, so `import relcol` (and the CLI's start) stays cheap.
 _LAZY = {
     "ReportResult": "relcol.workflows",
@@ -90,8 +92,6 @@ __all__ = [
     "simulate_consistency",
     "soft_agreement",
 ]
-assert set(__all__) == set(_LAZY)
-
 if TYPE_CHECKING:
     from relcol.analysis import MonitorResult, MonitorRules, monitor
     from relcol.data import read_predictions
@@ -123,16 +123,15 @@ if TYPE_CHECKING:
     )
 
 
+_named = lazy_getattr(globals(), _LAZY)
+
+
 def __getattr__(name: str) -> Any:
     if name == "plot":  # the notebook plotting module (needs matplotlib on first use)
         return import_module("relcol.plot")
     if name == "report":  # the subpackage, callable as the function (see _ReportPackage)
         return import_module("relcol.report")
-    if name in _LAZY:  # only that name: each package imports its own names on first use
-        value = getattr(import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'relcol' has no attribute {name!r}")
+    return _named(name)  # only that name: each package imports its own names on first use
 
 
 class _ReportPackage(ModuleType):

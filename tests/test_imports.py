@@ -56,6 +56,7 @@ FOUNDATION = {
     "relcol._interrupts",
     "relcol._cluster",
     "relcol._memory",
+    "relcol._lazy",
 }
 #: The facade and the command line: may import every package (public names only).
 FACADE = {"relcol", "relcol.cli", "relcol.plot"}

@@ -6,8 +6,9 @@ DuckDB (`relcol sql`, `relcol shell`: ``WarehouseFolder``, ``connect``) never im
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from relcol._lazy import lazy_getattr
 
 #: name -> the module that defines it.
 _LAZY = {
@@ -74,8 +75,6 @@ __all__ = [
     "staged_folder",
     "write_part_file",
 ]
-assert set(__all__) == set(_LAZY)
-
 if TYPE_CHECKING:
     from relcol.store._chunks import chunk_spans
     from relcol.store._files import os_error, publish_folder, staged_folder
@@ -109,9 +108,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'relcol.store' has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _LAZY)

@@ -21,8 +21,9 @@ workflow needs (``relcol ingest --predictions`` no report or table libraries).
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from relcol._lazy import lazy_getattr
 
 #: name -> the module that defines it.
 _LAZY = {
@@ -85,8 +86,6 @@ __all__ = [
     "soft_agreement",
     "sources_summary",
 ]
-assert set(__all__) == set(_LAZY)
-
 if TYPE_CHECKING:
     from relcol.workflows._example_runs import ExampleResult, email_comparison, example
     from relcol.workflows._external_predictions import (
@@ -117,9 +116,4 @@ if TYPE_CHECKING:
     )
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'relcol.workflows' has no attribute {name!r}")
-    value = getattr(import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(globals(), _LAZY)
