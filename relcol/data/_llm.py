@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
-from scipy.special import expit, logsumexp
 
 from relcol.errors import InputError
 from relcol.store import KEY
@@ -192,6 +191,9 @@ def token_scores(lists: pl.Series) -> dict[str, np.ndarray]:
 def label_scores(logp: np.ndarray, y_pred: np.ndarray) -> dict[str, np.ndarray]:
     """loglik, margin and entropy of the class log-probabilities ``logp`` (n × K, K >= 2)
     for the predicted codes ``y_pred``, mapped into [0, 1]."""
+    # SciPy is imported here: a file without log-probabilities is read without it
+    from scipy.special import expit, logsumexp
+
     n, k = logp.shape
     rows = np.arange(n)
     chosen = logp[rows, y_pred]
@@ -307,6 +309,8 @@ def derive(
             )
     if logp is not None:
         col = columns.get("label_logprobs") or columns.get("logprobs") or "logp_<class>"
+        from scipy.special import logsumexp
+
         sums = np.exp(logsumexp(logp, axis=1))
         reader.fail_subject(
             f"{where}: class log-probabilities ({col})",

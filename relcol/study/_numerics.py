@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import platform
 import sys
+from importlib import metadata
 
 from threadpoolctl import threadpool_info
 
@@ -26,6 +27,20 @@ PORTABLE = "RELCOL_PORTABLE"
 
 #: The glibc tunable that keeps libm on its plain code paths.
 _HWCAPS = "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX512VL,-AVX512DQ"
+
+#: The packages whose versions a run records.
+PACKAGES = ("relcol", "numpy", "polars", "duckdb", "pyarrow", "scikit-learn", "lightgbm", "scipy")
+
+
+def versions() -> dict[str, str]:
+    """The installed version of each of ``PACKAGES`` ("not installed" where it is absent)."""
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
 
 
 def numerics() -> dict[str, str]:

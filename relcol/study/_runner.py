@@ -23,7 +23,6 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -35,11 +34,9 @@ from relcol.data import Dataset, load_dataset
 from relcol.errors import InputError, SpecError
 from relcol.models import ModelSpec, fit_frozen
 from relcol.store import IngestResult, Staging, Warehouse, content_id, write_part_file
-from relcol.study._numerics import numerics
+from relcol.study._numerics import numerics, versions
 from relcol.study._parallel import check_backend, run_tasks
 from relcol.study._spec import CorruptionSpec, Study
-
-PACKAGES = ("relcol", "numpy", "polars", "duckdb", "pyarrow", "scikit-learn", "lightgbm", "scipy")
 
 
 @dataclass(frozen=True)
@@ -57,16 +54,6 @@ def rng_for(*key: object) -> np.random.Generator:
     """A generator derived from ``key`` alone: the same key gives the same draws anywhere."""
     digest = hashlib.blake2b(repr(key).encode(), digest_size=16).digest()
     return np.random.default_rng(np.random.SeedSequence(int.from_bytes(digest, "little")))
-
-
-def versions() -> dict[str, str]:
-    out = {}
-    for name in PACKAGES:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = "not installed"
-    return out
 
 
 #: The most rows a study may write unless the caller raises the bound (``max_rows``):

@@ -53,7 +53,8 @@ from relcol.checks import check_int
 from relcol.data import MAX_CODES
 from relcol.errors import ParameterError
 from relcol.store import IngestResult, Warehouse, check_name
-from relcol.study._runner import MAX_ROWS, rng_for, versions
+from relcol.study._numerics import versions
+from relcol.study._runner import MAX_ROWS, rng_for
 
 FAMILIES = ("balanced", "uniform", "multimodal", "exponential")
 CONDITIONS = (
