@@ -28,6 +28,8 @@ memory_limit_option = click.option(
     type=click.Choice(["table", "csv", "json"]),
     default="table",
     show_default=True,
+    help="A table for the terminal (a DOUBLE below 10^6 to 6 significant digits), or every "
+    "row and digit as CSV or JSON.",
 )
 @click.option(
     "--bins",

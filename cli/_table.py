@@ -1,7 +1,8 @@
 """`relcol sql`'s result as a text table that fits the terminal, and what it leaves out.
 
 DuckDB draws the table (its own box renderer, as in its shell and its Python API): no Polars, so
-`relcol sql` starts with DuckDB alone.
+`relcol sql` starts with DuckDB alone. A DOUBLE is drawn to ``DIGITS`` significant digits, as
+Polars and pandas print a frame; ``--format csv`` and ``json`` write every digit.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ TABLE_ROWS = 9_999
 CELL_CHARS = 60
 #: The narrowest table drawn, whatever the terminal says.
 NARROWEST = 20
+#: Significant digits a table shows of a DOUBLE below 10⁶ in magnitude. DuckDB draws the
+#: shortest digits that give a value back (``0.09817855280457571``), so a table of metrics
+#: would be mostly digits, and fewer of its columns would fit.
+DIGITS = 6
 
 _HIDDEN_COLUMNS = re.compile(r"(\d+) columns \((\d+) shown\)")
 
@@ -58,7 +63,7 @@ def result_text(
     held = relation.materialize()  # the query runs once: the count and the table read its rows
     rows = len(held)
     shown = min(rows, TABLE_ROWS if limit is None else min(limit, TABLE_ROWS))
-    top = held.limit(shown)
+    top = _rounded(held.limit(shown), relation.columns)
     text = _drawn(top, shown, width)
     columns = len(held.columns)
     hidden = _HIDDEN_COLUMNS.search(text.splitlines()[-1])
@@ -95,6 +100,22 @@ def _drawn(relation: duckdb.DuckDBPyRelation, rows: int, width: int) -> str:
             max_width=width, max_rows=max(rows, 1), max_col_width=min(CELL_CHARS, width - 4)
         )
     return drawn.getvalue().rstrip("\n")
+
+
+def _rounded(relation: duckdb.DuckDBPyRelation, names: list[str]) -> duckdb.DuckDBPyRelation:
+    """``relation`` with each DOUBLE below 10⁶ in magnitude rounded to ``DIGITS`` significant
+    digits, still a DOUBLE (so the table shows its type), named ``names``. Larger values,
+    non-finite values and NULL are drawn as they are: rounding 1234567.8 to 1234570.0 would
+    read as a value it is not."""
+    columns = [
+        f"CASE WHEN abs(#{i}) < 1e6 THEN CAST(printf('%.{DIGITS}g', #{i}) AS DOUBLE) ELSE #{i} END"
+        if str(kind) == "DOUBLE"
+        else f"#{i}"
+        for i, kind in enumerate(relation.types, start=1)
+    ]
+    return relation.project(
+        ", ".join(f"{c} AS {_quoted(n)}" for c, n in zip(columns, names, strict=True))
+    )
 
 
 def _ends(

@@ -13,7 +13,7 @@ import duckdb
 import pytest
 from click.testing import CliRunner
 from relcol.cli import main
-from relcol.cli._table import SQL_ROWS, TABLE_ROWS, result_text
+from relcol.cli._table import DIGITS, SQL_ROWS, TABLE_ROWS, result_text
 
 import relcol
 
@@ -154,6 +154,51 @@ def test_a_small_result_drawn_whole_but_for_the_rows_beyond_the_limit():
     assert notes == [
         "2 of 3 rows shown: --limit N shows more (--limit 0: all), --format csv writes them all"
     ]
+
+
+DOUBLES = [0.0981785528045757, 1 / 3, 1e-20 / 3, -2.5e-7, 0.9999995, 123456.789, 999999.4]
+
+
+def test_a_table_draws_doubles_to_six_significant_digits_and_csv_writes_them_all(warehouse):
+    # what Python prints of each value rounded to DIGITS significant digits: an independent
+    # reference for DuckDB's drawing of the rounded DOUBLE
+    expected = [repr(float(f"{x:.{DIGITS}g}")) for x in DOUBLES]
+    assert expected == [
+        "0.0981786",
+        "0.333333",
+        "3.33333e-21",
+        "-2.5e-07",
+        "1.0",
+        "123457.0",
+        "999999.0",
+    ]
+    values = ", ".join(f"({x!r}::DOUBLE)" for x in DOUBLES)
+    relation = duckdb.connect().sql(f"SELECT x FROM (VALUES {values}) t(x)")
+    text, _ = result_text(relation, limit=None, width=80)
+    assert [cells(r)[0] for r in data_lines(text)] == expected
+    assert header(text) == ["x"] and cells(text.splitlines()[2]) == ["double"]  # still a DOUBLE
+    # as they are: 10⁶ and above (rounding would read as another value), non-finite and NULL
+    # values, a FLOAT, a list, a DECIMAL
+    relation = duckdb.connect().sql(
+        "SELECT 1234567.891::DOUBLE AS big, 'nan'::DOUBLE AS nan, 'inf'::DOUBLE AS inf, "
+        "NULL::DOUBLE AS none, 0.1::FLOAT AS single, [0.1::DOUBLE + 0.2] AS list, "
+        "0.123456789::DECIMAL(10, 9) AS exact"
+    )
+    text, _ = result_text(relation, limit=None, width=200)
+    assert cells(data_lines(text)[0]) == [
+        "1234567.891",
+        "nan",
+        "inf",
+        "NULL",
+        "0.1",
+        "[0.30000000000000004]",
+        "0.123456789",
+    ]
+    # every digit in a file
+    query = f"SELECT x FROM (VALUES {values}) t(x)"
+    done = CliRunner().invoke(main, ["sql", query, "--format", "csv", "--warehouse", warehouse])
+    assert done.exit_code == 0, done.output
+    assert [float(v) for v in done.stdout.split()[1:]] == DOUBLES
 
 
 def test_a_table_draws_types_a_frame_cannot_hold(warehouse):
