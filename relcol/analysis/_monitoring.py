@@ -289,23 +289,29 @@ def permutation_test(
     np.add.at(observed_r, (units.group, units.bin), units.residual)
     ece, mce = _ece_mce(observed_n, observed_r)
     delta_ece, delta_mce = ece[1] - ece[0], mce[1] - mce[0]
-    # units are sorted by bin; each bin's segment keeps its count of baseline units first
+    # units are sorted by bin. Each permutation shuffles every bin's units (one independent
+    # shuffle per permutation, Generator.permuted) and gives the baseline the first of them, as
+    # many as it has in that bin; a bin whose units are all on one side stays as it is
     starts = np.searchsorted(units.bin, np.arange(m))
     ends = np.searchsorted(units.bin, np.arange(m), side="right")
     base_count = np.bincount(units.bin[units.group == 0], minlength=m)
-    position = np.arange(len(units.bin)) - starts[units.bin]
-    to_base = position < base_count[units.bin]  # in sorted-within-bin order
+    mixed = [b for b in range(m) if 0 < base_count[b] < ends[b] - starts[b]]
+    fixed = np.array([b not in mixed for b in range(m)])
     exceed_ece = exceed_mce = 0
     batch = max(1, 4_000_000 // max(len(units.bin), 1))
     done = 0
     while done < permutations:
         size = min(batch, permutations - done)
-        keys = rng.random((size, len(units.bin))) + units.bin[None, :]
-        order = np.argsort(keys, axis=1)  # a random order of the units within each bin
-        per = np.empty((size, 2, m))
-        per_r = np.empty((size, 2, m))
-        per[:, 0] = _segment_sums(units.n[order] * to_base, starts, ends)
-        per_r[:, 0] = _segment_sums(units.residual[order] * to_base, starts, ends)
+        per = np.zeros((size, 2, m))
+        per_r = np.zeros((size, 2, m))
+        per[:, 0, fixed] = observed_n[0, fixed]
+        per_r[:, 0, fixed] = observed_r[0, fixed]
+        for b in mixed:
+            segment = slice(starts[b], ends[b])
+            shuffled = rng.permuted(np.tile(np.arange(ends[b] - starts[b]), (size, 1)), axis=1)
+            chosen = shuffled[:, : base_count[b]]
+            per[:, 0, b] = units.n[segment][chosen].sum(1)
+            per_r[:, 0, b] = units.residual[segment][chosen].sum(1)
         per[:, 1] = observed_n.sum(0) - per[:, 0]
         per_r[:, 1] = observed_r.sum(0) - per_r[:, 0]
         e, x = _ece_mce(per, per_r)
@@ -320,12 +326,6 @@ def permutation_test(
         "period_mce": float(mce[1]),
         "p_mce": (exceed_mce + 1) / (permutations + 1),
     }
-
-
-def _segment_sums(values: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """Sums of ``values`` (rows × units) over each bin's segment [start, end); 0 if empty."""
-    total = np.concatenate([np.zeros((values.shape[0], 1)), np.cumsum(values, axis=1)], axis=1)
-    return total[:, ends] - total[:, starts]
 
 
 def drift_test(baseline: pl.DataFrame, period: pl.DataFrame) -> tuple[float, float]:
