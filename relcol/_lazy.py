@@ -1,8 +1,8 @@
 """A package's names imported from their modules on first use (PEP 562).
 
 ``import relcol`` and the command line's start stay cheap, and a command loads only the
-libraries its own code needs: ``relcol sql`` never imports Polars, ``relcol ingest
---predictions`` never imports the report's table and figure libraries. A package lists its
+libraries its own code needs: ``relcol sql`` draws a table without Polars, ``relcol ingest
+--predictions`` imports no model, SciPy or report library. A package lists its
 names once, each with the module that defines it, and sets::
 
     __getattr__ = lazy_getattr(globals(), _LAZY)
