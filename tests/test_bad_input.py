@@ -1,14 +1,20 @@
 """A corpus of malformed inputs: each gets one clear line, a non-zero exit, and a warehouse
 whose every file is unchanged (docs/development.md). Prediction files have their own corpus in
-tests/test_predictions*.py."""
+tests/test_predictions*.py.
+
+The cases run through the console entry point's code in this process (``relcol``); a sample
+also runs as the installed command (``relcol_process``) and must read the same."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import traceback
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from relcol.errors import SpecError
 from relcol.study import load_study, n_rows, parse_study
@@ -245,8 +251,39 @@ SPECS = [
 
 
 def relcol(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`relcol ARGS` run in ``cwd`` by the console entry point's own code (``relcol.cli``'s
+    ``_run``: usage errors as one line, exit codes) in this process, which saves a Python
+    start-up per case; ``relcol_process`` runs the same as a process of its own, for the cases
+    that check what a shell sees."""
+    from relcol.cli import _run
+
+    folder, argv = Path.cwd(), sys.argv
+    code = 0
+    with CliRunner().isolation() as (out, err, _):
+        os.chdir(cwd)
+        sys.argv = ["relcol", *args]
+        try:
+            _run()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except Exception:  # a bug: shown as Python would show it
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.argv = argv
+            os.chdir(folder)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return subprocess.CompletedProcess(
+            args, code, out.getvalue().decode(), err.getvalue().decode("utf-8", "replace")
+        )
+
+
+def relcol_process(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`relcol ARGS` in ``cwd``, as a process of its own: the console script installed beside
+    this Python."""
     return subprocess.run(
-        [sys.executable, "-m", "relcol.cli", *args],
+        [str(Path(sys.executable).with_name("relcol")), *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -257,7 +294,7 @@ def relcol(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
     cwd = tmp_path_factory.mktemp("bad")
-    done = relcol("ingest", "--study", str(TINY), "-q", cwd=cwd)
+    done = relcol_process("ingest", "--study", str(TINY), "-q", cwd=cwd)
     assert done.returncode == 0, done.stderr
     return cwd
 
@@ -508,3 +545,25 @@ def test_terminal_output_shows_control_characters_and_data_stays_exact(workdir):
     missing = relcol("ingest", "--predictions", "x\x1b[2J\ny.csv", "--name", "x", cwd=workdir)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1
     assert missing.stderr == "relcol: error: x␛[2J␊y.csv: no such prediction file\n"
+
+
+@pytest.mark.parametrize(
+    "case",
+    ["unknown-option", "bins-zero", "sql-syntax", "unknown-operator", "infinite-feature"],
+)
+def test_a_refusal_reads_the_same_from_a_process_of_its_own(workdir, tmp_path, case):
+    """The corpus runs in this process; a few of its cases, run as the command a shell
+    starts, give the same exit code and the same one line."""
+    args = dict((o[0], o[1]) for o in OPTIONS).get(case)
+    if case == "unknown-operator":
+        spec = tmp_path / "spec.toml"
+        spec.write_text(dict((s[0], s[1]) for s in SPECS)[case].replace("tiny", "other", 1))
+        args = ["ingest", "--study", str(spec)]
+    elif case == "infinite-feature":
+        args = ["ingest", "--study", str(user_spec(tmp_path / "spec", "inf-feature.csv"))]
+    before = checksums(workdir / "warehouse")
+    alone = relcol_process(*args, cwd=workdir)
+    here = relcol(*args, cwd=workdir)
+    assert (alone.returncode, alone.stderr) == (here.returncode, here.stderr) == (2, here.stderr)
+    assert here.stderr.startswith("relcol: error: ") and here.stderr.count("\n") == 1
+    assert checksums(workdir / "warehouse") == before
