@@ -97,7 +97,7 @@ def simulate_curves(
     ``noise``), with every severity of ``SEVERITIES``."""
     rng = np.random.default_rng(seed)
     n, k, r = world.samples, world.seeds, world.repeats
-    frames = []
+    blocks = []  # (curve, severity, repeat, confidences, right), in the rows' order
     for curve in range(curves):
         margin = rng.normal(1.2, 0.8, n)
         model = margin[:, None] + world.seed_noise * rng.normal(size=(n, k))
@@ -110,26 +110,25 @@ def simulate_curves(
                 x = clean if d == 0.0 else model + world.noise * rng.normal(size=(n, k))
                 c = special.expit(np.abs(x * (1 - world.drop * d)))
                 right = uniforms < c - world.gap - world.rise * d - seed_offset
-                frames.append(_rows(f"{prefix}-{curve}", d, repeat, c, right))
-    return pl.concat(frames)
-
-
-def _rows(study: str, severity: float, repeat: int, c: np.ndarray, right: np.ndarray):
-    n, k = c.shape
+                blocks.append((curve, d, repeat, c, right))
+    # one frame for all blocks: each block is n samples × k seeds, sample-major
+    size, count = n * k, len(blocks)
+    curve, severity, repeat = (np.array([b[i] for b in blocks]) for i in range(3))
+    study = pl.Series([f"{prefix}-{i}" for i in range(curves)]).gather(np.repeat(curve, size))
     return pl.DataFrame(
         {
             "study": study,
             "dataset": "simulated",
             "model": "model",
             "corruption": "noise",
-            "severity": np.full(n * k, severity),
-            "seed": np.tile(np.arange(k, dtype=np.int32), n),
-            "repeat": np.full(n * k, repeat, dtype=np.int32),
-            "sample_id": np.repeat(np.arange(n, dtype=np.int64), k),
-            "label": pl.Series([None] * (n * k), dtype=pl.Int32),
-            "y_pred": np.zeros(n * k, dtype=np.int32),
-            "confidence": c.ravel(),
-            "correct": right.ravel(),
+            "severity": np.repeat(severity.astype(np.float64), size),
+            "seed": np.tile(np.arange(k, dtype=np.int32), n * count),
+            "repeat": np.repeat(repeat.astype(np.int32), size),
+            "sample_id": np.tile(np.repeat(np.arange(n, dtype=np.int64), k), count),
+            "label": pl.Series([None] * (size * count), dtype=pl.Int32),
+            "y_pred": np.zeros(size * count, dtype=np.int32),
+            "confidence": np.concatenate([b[3].ravel() for b in blocks]),
+            "correct": np.concatenate([b[4].ravel() for b in blocks]),
         }
     )
 
