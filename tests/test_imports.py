@@ -376,3 +376,17 @@ def test_the_wheel_lists_every_package():
         "relcol.sql.macros",
     }
     assert setuptools["package-dir"]["relcol.sql"] == "sql"
+
+
+def test_opening_a_warehouse_from_python_loads_the_store_alone(small_warehouse):
+    # a notebook that opens a warehouse to list or query it needs no statistics
+    wh, _ = small_warehouse
+    watched = (*HEAVY, "numba", "relcol.analysis", "relcol.metrics", "relcol.study")
+    code = (
+        "import json, sys, relcol\n"
+        f"wh = relcol.open_warehouse({str(wh.root)!r})\n"
+        f"print(json.dumps([wh.studies(), [m for m in {watched!r} if m in sys.modules]]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    studies, loaded = json.loads(done.stdout)
+    assert studies == ["s"] and loaded == []

@@ -44,7 +44,7 @@ _LAZY = {
     "ingest_predictions": "relcol.workflows._external_predictions",
     "multilabel": "relcol.workflows._multilabel_scores",
     "multilabel_bins": "relcol.workflows._multilabel_scores",
-    "open_warehouse": "relcol.workflows._studies",
+    "open_warehouse": "relcol.workflows._shared",
     "recalibrate": "relcol.workflows._recalibration_runs",
     "recalibration": "relcol.workflows._recalibration_runs",
     "recalibration_summary": "relcol.workflows._recalibration_runs",
@@ -105,11 +105,11 @@ if TYPE_CHECKING:
     )
     from relcol.workflows._report_pages import ReportResult, report, sources_summary
     from relcol.workflows._report_tables import ECE_NULL_DRAWS, external_tables, report_tables
+    from relcol.workflows._shared import open_warehouse
     from relcol.workflows._studies import (
         calibration,
         consistency,
         ingest,
-        open_warehouse,
         scorecard,
         scorecard_options,
         simulate_consistency,

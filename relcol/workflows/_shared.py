@@ -1,4 +1,4 @@
-"""What every workflow shares: a warehouse from a path, a table from either engine, a study's
+"""What every workflow shares: a warehouse opened or given by its path, a table from either engine, a study's
 run spec and class names beside their codes."""
 
 from __future__ import annotations
@@ -15,9 +15,18 @@ from relcol.store import Warehouse
 ENGINES = ("polars", "duckdb")
 
 
+def open_warehouse(path: str | os.PathLike[str] | None = None) -> Warehouse:
+    """The warehouse at ``path``, else ``$RELCOL_WAREHOUSE``, else ``./warehouse``.
+
+    Opening creates nothing: reading a warehouse that does not exist is an error, and the
+    first ingest creates it. (Here, beside the store alone: opening a warehouse to query it
+    loads none of the statistics.)"""
+    return Warehouse.default(path)
+
+
 def warehouse_of(warehouse: Warehouse | str | os.PathLike[str] | None) -> Warehouse:
-    """``warehouse`` itself, or the warehouse at that folder (``Warehouse.default``)."""
-    return warehouse if isinstance(warehouse, Warehouse) else Warehouse.default(warehouse)
+    """``warehouse`` itself, or the warehouse at that folder (``open_warehouse``)."""
+    return warehouse if isinstance(warehouse, Warehouse) else open_warehouse(warehouse)
 
 
 def study_of(

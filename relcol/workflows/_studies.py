@@ -29,14 +29,6 @@ from relcol.workflows._portable import in_portable_process
 from relcol.workflows._shared import from_engine, study_of, warehouse_of
 
 
-def open_warehouse(path: str | os.PathLike[str] | None = None) -> Warehouse:
-    """The warehouse at ``path``, else ``$RELCOL_WAREHOUSE``, else ``./warehouse``.
-
-    Opening creates nothing: reading a warehouse that does not exist is an error, and the
-    first ingest creates it."""
-    return Warehouse.default(path)
-
-
 def ingest(
     study: Study | str | os.PathLike[str] | None = None,
     warehouse: Warehouse | str | os.PathLike[str] | None = None,
