@@ -19,9 +19,12 @@ import sys
 import traceback
 
 import relcol
-import relcol.workflows  # imported once, before forking
 from relcol.store import _files
 from tests.test_sandbox import small_predictions
+
+# what each child calls, imported here once, before forking (relcol imports a name on its
+# first use: a child left to do it would spend most of its time importing)
+ingest_predictions, open_warehouse = relcol.ingest_predictions, relcol.open_warehouse
 
 STEPS = ("rename", "replace", "unlink", "rmdir")
 
@@ -46,9 +49,7 @@ def child(root: str, kill_at: int, mode: str, name: str, rows: int) -> None:
     else:
         _files.exchange = counted(_files.exchange)
     frame = small_predictions(rows, seed=rows)
-    relcol.ingest_predictions(
-        frame, relcol.open_warehouse(root), name=name, model="m", replace=mode != "new"
-    )
+    ingest_predictions(frame, open_warehouse(root), name=name, model="m", replace=mode != "new")
 
 
 def main() -> None:
