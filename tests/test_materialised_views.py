@@ -19,7 +19,7 @@ from relcol.cli import main
 
 import relcol
 from relcol.store import Warehouse
-from relcol.store._sql import STORED, STORED_BINS, connect
+from relcol.store._sql import STORED, STORED_BINS, _settled, connect, needed
 from relcol.store._warehouse import stored_file
 from tests.conftest import TINY
 from tests.test_recalibration import overconfident, softmax_file
@@ -90,6 +90,34 @@ def test_a_stored_view_equals_the_view_computed_from_rows(warehouse, view):
     if macro is not None:
         direct = answer(sources, f"SELECT * FROM {macro}('predictions')").select(stored.columns)
         same(stored, direct)
+
+
+@pytest.mark.parametrize("view", STORED)
+def test_a_query_on_stored_rows_binds_nothing_that_would_compute_them(warehouse, view):
+    # every study stored, the stored bin count: a reading query's connection defines
+    # X_from_rows as no rows of the stored files' columns, so nothing reads the long table
+    sources = warehouse.sources()
+    query = f"SELECT * FROM {view}"
+    assert _settled(sources, STORED_BINS) == set(STORED)
+    assert _settled(sources, 10) == set(STORED) - {"calibration", "calibration_bins"}
+    reached = needed(query, _settled(sources, STORED_BINS))
+    assert f"{view}_from_rows" in reached
+    # (the view's namesake macro is still defined, and through its default source the view
+    # predictions: a name says not whether it is the view or the macro)
+    assert not reached & {"predictions_unstored", "predictions_binned"}
+    # the same frame, bit for bit and in order, as a connection that binds the computation
+    with connect(sources, sandbox=False, query=query) as con:
+        assert_frame_equal(answer(sources, query), pl.from_arrow(con.sql(query).to_arrow_table()))
+
+
+def test_a_connection_whose_bin_count_can_change_keeps_the_computation(warehouse):
+    # a connection of its own (the shell, Warehouse.connect) may SET VARIABLE relcol_bins
+    # after it is made: its views must still compute from the rows then
+    query = "SELECT * FROM calibration"
+    with warehouse.connect() as con:
+        con.execute("SET VARIABLE relcol_bins = 10")
+        at_ten = pl.from_arrow(con.sql(query).to_arrow_table())
+    assert_frame_equal(at_ten, answer(warehouse.sources(), query, bins=10), **TOLERANCE)
 
 
 @pytest.mark.parametrize("view", ["calibration", "calibration_bins"])

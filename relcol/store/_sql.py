@@ -123,17 +123,47 @@ def definitions(
     skip: Collection[str] = (),
     only: Collection[str] | None = None,
     stored: Collection[str] = (),
+    settled: Collection[str] = (),
 ) -> list[str]:
     """Every macro and view definition (but the views in ``skip``; of ``only``, when given,
     only those), in the order they must run; ``stored`` names the views of ``STORED`` whose
-    stored files are given (``stored_X`` reads them; for the others it is empty)."""
+    stored files are given (``stored_X`` reads them; for the others it is empty); ``settled``
+    those of them whose ``X_from_rows`` has no rows for good (``_settled``): it is then
+    defined as no rows of the stored files' columns, and binds without the view's macros."""
     out = [sql_text(f"macros/{m}.sql") for m in MACROS if only is None or m in only]
     for view in VIEWS:
         if view in STORED and (only is None or f"stored_{view}" in only):
             out.append(_stored_view(view, view in stored))
         if view not in skip and (only is None or view in only):
-            out.append(sql_text(f"views/{view}.sql"))
+            settles = _from_rows_of(view) in settled
+            out.append(_no_rows(_from_rows_of(view)) if settles else sql_text(f"views/{view}.sql"))
     return out
+
+
+def _from_rows_of(view: str) -> str | None:
+    """``X`` for a view ``X_from_rows`` of a view ``X`` in ``STORED``; else None."""
+    base = view.removesuffix("_from_rows")
+    return base if base != view and base in STORED else None
+
+
+def _no_rows(view: str) -> str:
+    """``<view>_from_rows`` as no rows, with the columns and types of the stored rows (the
+    rows of the view itself, written at commit)."""
+    files = f"read_parquet(getvariable('relcol_stored_{view}'), hive_partitioning = false)"
+    return f"CREATE OR REPLACE VIEW {view}_from_rows AS\nSELECT * FROM {files} LIMIT 0;"
+
+
+def _settled(sources: Mapping[str, Sequence[str]], bins: int) -> frozenset[str]:
+    """The views X of ``STORED`` whose every row is stored, so that ``X_from_rows`` has no
+    rows: X's stored files are given, every study has its stored rows (``predictions_unstored``
+    is the empty schema file alone), and a binned view is asked at the stored bin count. Only
+    for a connection whose variables cannot change (``connect``'s one query, reading only):
+    ``SET VARIABLE relcol_bins`` must still reach the rows."""
+    if len(sources.get("predictions_unstored", sources.get("predictions", []))) > 1:
+        return frozenset()
+    return frozenset(
+        view for view in _stored(sources) if view not in BINNED or int(bins) == STORED_BINS
+    )
 
 
 def _stored_view(view: str, present: bool) -> str:
@@ -155,12 +185,13 @@ _CATALOG = re.compile(
 )
 
 
-def needed(query: str) -> frozenset[str] | None:
+def needed(query: str, settled: Collection[str] = ()) -> frozenset[str] | None:
     """The macros and views ``query`` can reach: those it names (outside comments), and
     recursively those their definitions name; None (all of them) for a query that asks the
     catalog what exists, or that DuckDB cannot tokenize. Defining only these makes a query
     start in milliseconds instead of binding every view (some macros take a tenth of a
-    second each to define), and gives the same answer: a name outside the set is not used."""
+    second each to define), and gives the same answer: a name outside the set is not used.
+    ``X_from_rows`` of a view X in ``settled`` names nothing (``definitions``)."""
     words = _words(query)
     if words is None or _CATALOG.search(query):
         return None
@@ -170,7 +201,7 @@ def needed(query: str) -> frozenset[str] | None:
         name = todo.pop()
         if name not in found:
             found.add(name)
-            todo += _references(name)
+            todo += () if _from_rows_of(name) in settled else _references(name)
     return frozenset(found)
 
 
@@ -239,7 +270,8 @@ def connect(
 
     With ``query`` the connection is made for that one query: only the views and macros it
     can reach are defined (``needed``), so a query on one view does not wait for every
-    other view to be bound.
+    other view to be bound; and, sandboxed, a stored view whose every row is stored reads
+    those rows without binding the macros that would compute them (``_settled``).
 
     With ``sandbox`` (the default) the connection can read the listed files and
     nothing else, spills to a private temporary folder of its own (removed with the
@@ -258,6 +290,8 @@ def connect(
     (derived, rebuilt by `relcol report`) whose file cannot be read is left undefined
     (``damaged`` tells why a query on it failed), so the rest of the warehouse stays usable.
     """
+    # one reading query: its variables stay as set here, so what is stored is read as it is
+    settled = _settled(sources, bins) if query is not None and sandbox else frozenset()
     con = duckdb.connect(":memory:")
     try:
         _configure(
@@ -266,7 +300,8 @@ def connect(
             bins=bins,
             sandbox=sandbox,
             memory_limit=memory_limit,
-            only=None if query is None else needed(query),
+            only=None if query is None else needed(query, settled),
+            settled=settled,
         )
     except BaseException:
         con.close()
@@ -288,7 +323,7 @@ def _stored(sources: Mapping[str, Sequence[str]]) -> list[str]:
     return [view for view in STORED if sources.get(f"stored_{view}")]
 
 
-def _configure(con, sources, *, bins, sandbox, memory_limit, only) -> None:
+def _configure(con, sources, *, bins, sandbox, memory_limit, only, settled) -> None:
     for name, value in _variables(sources, bins).items():
         con.execute(f"SET VARIABLE relcol_{_identifier(name)} = ?", [value])
     con.execute("SET enable_progress_bar = false")  # it would print into relcol's own output
@@ -296,8 +331,8 @@ def _configure(con, sources, *, bins, sandbox, memory_limit, only) -> None:
         con.execute("SET memory_limit = ?", [memory_limit or default_memory_limit()])
     except duckdb.Error as exc:
         raise WarehouseError(f"memory limit {memory_limit!r}: {_first_line(exc)}") from None
-    for statement in definitions(_absent(sources), only, _stored(sources)):
-        _define(con, statement, sources)
+    for statement in definitions(_absent(sources), only, _stored(sources), settled):
+        _define(con, _deferred(statement), sources)
     if sandbox:
         # Queries may read the listed files and nothing else, load no extension, spill
         # only into a folder no one else knows (DuckDB may always read and write its
@@ -313,6 +348,24 @@ def _configure(con, sources, *, bins, sandbox, memory_limit, only) -> None:
         )
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
+
+
+def _deferred(statement: str) -> str:
+    """``statement``, a view over other views and macros bound when a query first uses it
+    rather than when it is made (DuckDB's ``DEFER_BINDING``): binding one such view binds all
+    it reads, a tenth of a second for ``calibration``, which a query that reaches it through
+    another view would pay twice. A view that reads files itself is bound when it is made, so
+    that an unreadable file is found then (``_define``). The DuckDB shell of ``init_script``
+    does not know the option: its definitions are the plain ones."""
+    if "read_parquet(" in statement:
+        return statement
+    return re.sub(
+        r"^(CREATE (?:OR REPLACE )?VIEW \w+) AS\b",
+        r"\1 WITH (DEFER_BINDING) AS",
+        statement,
+        count=1,
+        flags=re.MULTILINE,
+    )
 
 
 def _define(con, statement: str, sources: Mapping[str, Sequence[str]]) -> None:
