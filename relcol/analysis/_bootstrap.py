@@ -55,7 +55,6 @@ against exact replicates in ``tests/test_bootstrap.py``).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -68,6 +67,7 @@ import scipy.sparse.csgraph as csgraph
 from scipy import stats
 from threadpoolctl import threadpool_limits
 
+from relcol._cluster import available_cores
 from relcol._memory import release_freed_memory
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.checks import check_int, check_interval, check_seed
@@ -1055,7 +1055,8 @@ _KERNEL_CELLS = 4
 
 
 def _threads() -> int:
-    return max(1, min(8, os.cpu_count() or 1))
+    """Threads for the batches: the cores this process may run on, at most 8."""
+    return max(1, min(8, available_cores()))
 
 
 def _exact_rank(block: dict, n_cells: int, ctx: _Context) -> dict[str, np.ndarray]:
