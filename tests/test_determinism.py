@@ -270,19 +270,30 @@ def test_relcols_own_steps_give_the_same_prediction_bytes_on_an_emulated_other_m
         assert numerics[0]["blas"] != numerics[1]["blas"]
 
 
+@pytest.fixture(scope="module")
+def portable_here(tmp_path_factory) -> Path:
+    """The tiny study ingested by `relcol ingest --portable` on this machine as it is."""
+    folder = tmp_path_factory.mktemp("portable")
+    args = ["ingest", "--study", str(TINY), "--warehouse", "native", "--portable", "-q"]
+    _run(["-m", "relcol.cli", *args], folder, {})
+    return folder / "native"
+
+
 @pytest.mark.skipif(
     platform.machine() != "x86_64" or not sys.platform.startswith("linux"),
     reason="pins OpenBLAS's and glibc's x86-64 code paths",
 )
-def test_portable_ingest_gives_the_same_prediction_bytes_on_an_emulated_other_machine(tmp_path):
+def test_portable_ingest_gives_the_same_prediction_bytes_on_an_emulated_other_machine(
+    tmp_path, portable_here
+):
     # the tiny study's logistic regression, naive Bayes and LightGBM go through BLAS and
     # libm's exp: without --portable their last bits follow the CPU's code paths
+    args = ["ingest", "--study", str(TINY), "--warehouse", "plain", "--portable", "-q"]
+    _run(["-m", "relcol.cli", *args], tmp_path, _other_machine())
     written, numerics = [], []
-    for name, env in (("native", {}), ("plain", _other_machine())):
-        args = ["ingest", "--study", str(TINY), "--warehouse", name, "--portable", "-q"]
-        _run(["-m", "relcol.cli", *args], tmp_path, env)
-        written.append(_parquet_bytes(tmp_path / name / "predictions"))
-        runs = relcol.open_warehouse(tmp_path / name).sql("SELECT versions FROM runs")
+    for warehouse in (portable_here, tmp_path / "plain"):
+        written.append(_parquet_bytes(warehouse / "predictions"))
+        runs = relcol.open_warehouse(warehouse).sql("SELECT versions FROM runs")
         numerics.append(json.loads(runs.item()))
     assert len([p for p in written[0] if "part-" in p]) == 12
     assert written[0] == written[1]
@@ -294,17 +305,15 @@ def test_portable_ingest_gives_the_same_prediction_bytes_on_an_emulated_other_ma
     platform.machine() != "x86_64" or not sys.platform.startswith("linux"),
     reason="pins OpenBLAS's and glibc's x86-64 code paths",
 )
-def test_portable_from_python_writes_what_the_command_line_writes(tmp_path):
+def test_portable_from_python_writes_what_the_command_line_writes(tmp_path, portable_here):
     from relcol.errors import WarehouseError
     from relcol.study import n_fits
     from tests.test_sandbox import snapshot
 
-    args = ["ingest", "--study", str(TINY), "--warehouse", "cli", "--portable", "-q"]
-    _run(["-m", "relcol.cli", *args], tmp_path, {})
     fits = []
     result = relcol.ingest(TINY, tmp_path / "py", portable=True, progress=fits.append)
     assert _parquet_bytes(tmp_path / "py" / "predictions") == _parquet_bytes(
-        tmp_path / "cli" / "predictions"
+        portable_here / "predictions"
     )
     assert fits == [1] * n_fits(relcol.load_study(TINY)) and result.parts == len(fits) == 12
     runs = relcol.open_warehouse(tmp_path / "py").sql("SELECT run_id, versions FROM runs")
