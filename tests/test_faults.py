@@ -415,10 +415,9 @@ def test_ctrl_c_at_any_moment_of_a_report_exits_130_and_leaves_nothing_half_writ
     reported, tmp_path
 ):
     wh = reported
-    before = snapshot(wh.root)
-    interrupted = 0
-    for trial, delay in enumerate((0.0, 1.0, 2.5, 4.0)):
-        out = tmp_path / f"out{trial}"
+
+    def started(out: Path) -> subprocess.Popen:
+        """`relcol report` into ``out``, once it has started (its staging folder is there)."""
         command = ["report", "-q", "--warehouse", str(wh.root), "--out", str(out)]
         proc = subprocess.Popen(
             [sys.executable, "-m", "relcol.cli", *command, "--bootstrap", "3000"],
@@ -427,15 +426,29 @@ def test_ctrl_c_at_any_moment_of_a_report_exits_130_and_leaves_nothing_half_writ
             text=True,
         )
         deadline = time.monotonic() + 60
-        while not list(tmp_path.glob(f".out{trial}.*.partial")) and time.monotonic() < deadline:
-            time.sleep(0.05)  # until the report has started (its staging folder is there)
-        time.sleep(delay)
+        while not list(tmp_path.glob(f".{out.name}.*.partial")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return proc
+
+    # how long the report runs here and now: each trial signals at a share of that, so that
+    # it lands inside the run on a fast machine or a slow one (a signal in the last moments
+    # reaches a process already on its way out, and is no trial of its handling)
+    whole, begun = started(tmp_path / "whole"), time.monotonic()
+    _, err = whole.communicate(timeout=300)
+    assert whole.returncode == 0, err
+    length = time.monotonic() - begun
+    before = snapshot(wh.root)
+    interrupted = 0
+    for trial, share in enumerate((0.0, 0.25, 0.5, 0.7)):
+        out = tmp_path / f"out{trial}"
+        proc = started(out)
+        time.sleep(share * length)
         if proc.poll() is not None:  # finished before the signal: not a trial
             continue
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
         interrupted += 1
-        assert proc.returncode == 130, (delay, err)
+        assert proc.returncode == 130, (share, length, err)
         assert "Traceback" not in err and err.strip().endswith("relcol: aborted"), err
         assert list((wh.root / "_staging").iterdir()) == []
         assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
