@@ -135,8 +135,8 @@ def definitions(
         if view in STORED and (only is None or f"stored_{view}" in only):
             out.append(_stored_view(view, view in stored))
         if view not in skip and (only is None or view in only):
-            settles = _from_rows_of(view) in settled
-            out.append(_no_rows(_from_rows_of(view)) if settles else sql_text(f"views/{view}.sql"))
+            base = _from_rows_of(view)
+            out.append(_no_rows(base) if base in settled else sql_text(f"views/{view}.sql"))
     return out
 
 
@@ -159,7 +159,7 @@ def _settled(sources: Mapping[str, Sequence[str]], bins: int) -> frozenset[str]:
     is the empty schema file alone), and a binned view is asked at the stored bin count. Only
     for a connection whose variables cannot change (``connect``'s one query, reading only):
     ``SET VARIABLE relcol_bins`` must still reach the rows."""
-    if len(sources.get("predictions_unstored", sources.get("predictions", []))) > 1:
+    if len(_variables(sources, bins)["predictions_unstored"]) > 1:
         return frozenset()
     return frozenset(
         view for view in _stored(sources) if view not in BINNED or int(bins) == STORED_BINS

@@ -1,5 +1,5 @@
-"""What every workflow shares: a warehouse opened or given by its path, a table from either engine, a study's
-run spec and class names beside their codes."""
+"""What every workflow shares: a warehouse opened or given by its path, a table from either
+engine, a study's run spec and class names beside their codes."""
 
 from __future__ import annotations
 
