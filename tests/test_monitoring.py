@@ -302,6 +302,31 @@ def test_the_permutation_p_values_match_exact_enumeration():
         assert abs(p - exact) < 4 * np.sqrt(exact * (1 - exact) / 20000) + 1e-4
 
 
+@pytest.mark.parametrize("generator", [np.random.PCG64, np.random.Philox, np.random.SFC64])
+def test_the_compiled_shuffles_draw_what_generator_permuted_draws(generator):
+    """Each permutation's baseline sums are those of numpy's own shuffle of the bin (the same
+    units, in the same order of draws), and the generator ends where numpy leaves it."""
+    from relcol.analysis._compiled import baseline_sums
+
+    source = np.random.default_rng(7)
+    sizes = [1, 2, 3, 17, 130, 1000]  # units per bin: 1 and 2 are the smallest bounds
+    starts = np.cumsum([0, *sizes[:-1]])
+    ends = starts + sizes
+    base_count = np.array([1, 1, 2, 5, 64, 999])
+    n = source.integers(1, 9, sum(sizes)).astype(np.float64)
+    residual = source.normal(size=sum(sizes))
+    mixed = [1, 2, 3, 4, 5]  # bin 0 (one unit) is never shuffled
+    ours, numpy = np.random.Generator(generator(3)), np.random.Generator(generator(3))
+    got_n, got_r = baseline_sums(n, residual, starts, ends, base_count, mixed, 300, ours)
+    for column, b in enumerate(mixed):
+        order = numpy.permuted(np.tile(np.arange(sizes[b]), (300, 1)), axis=1)
+        chosen = starts[b] + order[:, : base_count[b]]
+        np.testing.assert_array_equal(got_n[:, column], n[chosen].sum(1))
+        np.testing.assert_allclose(got_r[:, column], residual[chosen].sum(1), rtol=0, atol=1e-12)
+    # the generator ends where numpy leaves it: the next draws are the same
+    np.testing.assert_array_equal(ours.integers(2**62, size=8), numpy.integers(2**62, size=8))
+
+
 def test_the_drift_test_is_the_ks_test_of_per_sample_mean_confidence():
     baseline, period = tiny_groups()
     # a second row of sample 0 (another seed): the sample counts once, at its mean

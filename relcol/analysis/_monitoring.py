@@ -290,14 +290,18 @@ def permutation_test(
     ece, mce = _ece_mce(observed_n, observed_r)
     delta_ece, delta_mce = ece[1] - ece[0], mce[1] - mce[0]
     # units are sorted by bin. Each permutation shuffles every bin's units (one independent
-    # shuffle per permutation, Generator.permuted) and gives the baseline the first of them, as
-    # many as it has in that bin; a bin whose units are all on one side stays as it is
+    # shuffle per permutation, the draws of Generator.permuted) and gives the baseline the first
+    # of them, as many as it has in that bin; a bin whose units are all on one side stays as it is
+    from relcol.analysis._compiled import baseline_sums  # numba: on first use only
+
     starts = np.searchsorted(units.bin, np.arange(m))
     ends = np.searchsorted(units.bin, np.arange(m), side="right")
     base_count = np.bincount(units.bin[units.group == 0], minlength=m)
     mixed = [b for b in range(m) if 0 < base_count[b] < ends[b] - starts[b]]
     fixed = np.array([b not in mixed for b in range(m)])
     exceed_ece = exceed_mce = 0
+    # batches of about 4·10⁶ unit draws; the draws go batch by batch, then bin by bin, so the
+    # batch size is part of what a seed gives
     batch = max(1, 4_000_000 // max(len(units.bin), 1))
     done = 0
     while done < permutations:
@@ -306,12 +310,9 @@ def permutation_test(
         per_r = np.zeros((size, 2, m))
         per[:, 0, fixed] = observed_n[0, fixed]
         per_r[:, 0, fixed] = observed_r[0, fixed]
-        for b in mixed:
-            segment = slice(starts[b], ends[b])
-            shuffled = rng.permuted(np.tile(np.arange(ends[b] - starts[b]), (size, 1)), axis=1)
-            chosen = shuffled[:, : base_count[b]]
-            per[:, 0, b] = units.n[segment][chosen].sum(1)
-            per_r[:, 0, b] = units.residual[segment][chosen].sum(1)
+        per[:, 0, mixed], per_r[:, 0, mixed] = baseline_sums(
+            units.n, units.residual, starts, ends, base_count, mixed, size, rng
+        )
         per[:, 1] = observed_n.sum(0) - per[:, 0]
         per_r[:, 1] = observed_r.sum(0) - per_r[:, 0]
         e, x = _ece_mce(per, per_r)

@@ -1,0 +1,82 @@
+"""The monitoring permutation test's shuffles, compiled with numba.
+
+Each permutation of the stratified test shuffles every bin's units and gives the baseline
+the first of them. ``Generator.permuted`` did that over a (permutations × units) array of
+indices, and the baseline's sums were then gathered from it: three passes and two arrays
+as large as the draws, for a loop that needs one index array and two running sums. Here
+the same Fisher–Yates shuffle runs on the generator's own bit stream, drawing exactly what
+``Generator.permuted`` draws (``random_interval``: the smallest bit mask covering the
+bound, 32-bit draws rejected above it), so the p-values of a seed are those of the numpy
+form. Imported on first use, so importing ``relcol.analysis`` does not import numba;
+compiled once and cached beside this file.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _interval(bound, next_uint32, state):
+    """A uniform integer in [0, bound] (bound < 2³²), as numpy's ``random_interval``."""
+    if bound == 0:
+        return 0
+    mask = bound
+    mask |= mask >> 1
+    mask |= mask >> 2
+    mask |= mask >> 4
+    mask |= mask >> 8
+    mask |= mask >> 16
+    while True:
+        value = next_uint32(state) & mask
+        if value <= bound:
+            return value
+
+
+@numba.njit(cache=True, error_model="numpy")
+def _baseline_sums(n, residual, starts, ends, base_count, mixed, size, next_uint32, state):
+    """For every bin ``b`` of ``mixed`` in turn, then each of ``size`` permutations: the
+    bin's units ``starts[b]:ends[b]`` put in the order of one ``Generator.permuted`` row
+    (indices 0 … k−1, swapped from the last down), and the sums of ``n`` and ``residual``
+    over the first ``base_count[b]`` of them: two (size × len(mixed)) arrays."""
+    sum_n = np.empty((size, len(mixed)))
+    sum_r = np.empty((size, len(mixed)))
+    for column in range(len(mixed)):
+        b = mixed[column]
+        start = starts[b]
+        k = ends[b] - start
+        chosen = base_count[b]
+        order = np.empty(k, np.int64)
+        for p in range(size):
+            for i in range(k):
+                order[i] = i
+            for i in range(k - 1, 0, -1):
+                j = _interval(i, next_uint32, state)
+                order[i], order[j] = order[j], order[i]
+            total_n = 0.0
+            total_r = 0.0
+            for i in range(chosen):
+                total_n += n[start + order[i]]
+                total_r += residual[start + order[i]]
+            sum_n[p, column] = total_n
+            sum_r[p, column] = total_r
+    return sum_n, sum_r
+
+
+def baseline_sums(n, residual, starts, ends, base_count, mixed, size, rng: np.random.Generator):
+    """``_baseline_sums`` drawing from ``rng``'s bit generator (holding its lock, as numpy's
+    own methods do), so that ``rng`` is left where ``Generator.permuted`` would leave it."""
+    bits = rng.bit_generator
+    with bits.lock:
+        return _baseline_sums(
+            n,
+            residual,
+            starts,
+            ends,
+            base_count,
+            np.asarray(mixed, dtype=np.int64),
+            size,
+            bits.ctypes.next_uint32,
+            bits.ctypes.state_address,
+        )
