@@ -314,10 +314,16 @@ def test_a_query_defines_only_the_views_and_macros_it_reaches(tmp_path):
     from relcol.store._sql import VIEWS, connect_frame, needed
 
     calibration = needed("SELECT * FROM calibration -- not selective")
-    assert {"calibration", "bin_statistics", "cell_rows", "cell_ids", "uniform"} <= calibration
-    assert "predictions" in calibration  # named as a string: the macro's default source
-    assert "selective" not in calibration and "poisson_weight" not in calibration
-    assert needed("SELECT count(*) FROM predictions") == {"predictions"}
+    macros = {"calibration", "bin_statistics", "cell_rows", "cell_ids", "uniform"}
+    assert {f"macros/{m}" for m in macros} | {"views/calibration"} <= calibration
+    assert "views/predictions" in calibration  # named as a string: the macro's default source
+    assert not {"views/selective", "macros/selective", "macros/poisson_weight"} & calibration
+    assert needed("SELECT count(*) FROM predictions") == {"views/predictions"}
+    # a name followed by ( is the macro; otherwise the view, which reaches its namesake
+    # macro only through its own definition
+    called = needed("FROM selective('runs')")
+    assert {"macros/selective", "views/runs"} <= called and "views/selective" not in called
+    assert "macros/selective" in needed("FROM selective")  # via selective_from_rows
     assert needed("SHOW TABLES") is None and needed("FROM duckdb_views()") is None
     # every view binds (a view is bound when created) with only what it reaches defined
     connect_frame(tmp_path, pl.DataFrame(schema=PREDICTIONS)).close()

@@ -126,15 +126,16 @@ def definitions(
     settled: Collection[str] = (),
 ) -> list[str]:
     """Every macro and view definition (but the views in ``skip``; of ``only``, when given,
-    only those), in the order they must run; ``stored`` names the views of ``STORED`` whose
-    stored files are given (``stored_X`` reads them; for the others it is empty); ``settled``
-    those of them whose ``X_from_rows`` has no rows for good (``_settled``): it is then
-    defined as no rows of the stored files' columns, and binds without the view's macros."""
-    out = [sql_text(f"macros/{m}.sql") for m in MACROS if only is None or m in only]
+    only those, named as ``needed`` names them: ``macros/X``, ``views/X``), in the order they
+    must run; ``stored`` names the views of ``STORED`` whose stored files are given
+    (``stored_X`` reads them; for the others it is empty); ``settled`` those of them whose
+    ``X_from_rows`` has no rows for good (``_settled``): it is then defined as no rows of the
+    stored files' columns, and binds without the view's macros."""
+    out = [sql_text(f"macros/{m}.sql") for m in MACROS if only is None or f"macros/{m}" in only]
     for view in VIEWS:
-        if view in STORED and (only is None or f"stored_{view}" in only):
+        if view in STORED and (only is None or f"views/stored_{view}" in only):
             out.append(_stored_view(view, view in stored))
-        if view not in skip and (only is None or view in only):
+        if view not in skip and (only is None or f"views/{view}" in only):
             base = _from_rows_of(view)
             out.append(_no_rows(base) if base in settled else sql_text(f"views/{view}.sql"))
     return out
@@ -186,54 +187,69 @@ _CATALOG = re.compile(
 
 
 def needed(query: str, settled: Collection[str] = ()) -> frozenset[str] | None:
-    """The macros and views ``query`` can reach: those it names (outside comments), and
-    recursively those their definitions name; None (all of them) for a query that asks the
-    catalog what exists, or that DuckDB cannot tokenize. Defining only these makes a query
-    start in milliseconds instead of binding every view (some macros take a tenth of a
-    second each to define), and gives the same answer: a name outside the set is not used.
-    ``X_from_rows`` of a view X in ``settled`` names nothing (``definitions``)."""
-    words = _words(query)
-    if words is None or _CATALOG.search(query):
+    """The macros and views ``query`` can reach, as ``macros/X`` and ``views/X``: those it
+    names (outside comments), and recursively those their definitions name; None (all of
+    them) for a query that asks the catalog what exists, or that DuckDB cannot tokenize.
+    Defining only these makes a query start in milliseconds instead of binding every view
+    (some macros take a tenth of a second each to define), and gives the same answer: a name
+    outside the set is not used. ``X_from_rows`` of a view X in ``settled`` names nothing
+    (``definitions``)."""
+    if _CATALOG.search(query):
+        return None
+    todo = _named(query)
+    if todo is None:
         return None
     found: set[str] = set()
-    todo = [w for w in words if w in _NAMES]
     while todo:
         name = todo.pop()
         if name not in found:
             found.add(name)
-            todo += () if _from_rows_of(name) in settled else _references(name)
+            base = _from_rows_of(name.removeprefix("views/"))
+            todo |= set() if name.startswith("views/") and base in settled else _references(name)
     return frozenset(found)
 
 
-_NAMES = frozenset((*MACROS, *VIEWS, *(f"stored_{view}" for view in STORED)))
+_VIEW_NAMES = frozenset((*VIEWS, *(f"stored_{view}" for view in STORED)))
+_EVERY = frozenset({*(f"macros/{m}" for m in MACROS), *(f"views/{v}" for v in _VIEW_NAMES)})
 
 
 @functools.cache
 def _references(name: str) -> frozenset[str]:
-    """The macros and views the definitions of ``name`` name (a view and a macro may share
-    a name: the view ``calibration`` calls the macro ``calibration``)."""
-    if name.startswith("stored_") and name.removeprefix("stored_") in STORED:
-        return frozenset({f"{name.removeprefix('stored_')}_from_rows"})
-    words: set[str] = set()
-    for kind, names in (("macros", MACROS), ("views", VIEWS)):
-        if name in names:
-            words |= _words(sql_text(f"{kind}/{name}.sql")) or _NAMES
-    return frozenset(words) & _NAMES
+    """What the definition of ``name`` (``macros/X`` or ``views/X``) names."""
+    view = name.removeprefix("views/")
+    if view.startswith("stored_") and view.removeprefix("stored_") in STORED:
+        return frozenset({f"views/{view.removeprefix('stored_')}_from_rows"})
+    named = _named(sql_text(f"{name}.sql"))
+    return _EVERY if named is None else frozenset(named)
 
 
-def _words(text: str) -> set[str] | None:
-    """The lower-case words of ``text`` outside its comments (names, quoted or not, and
-    the words of string literals: a table macro names its source as a string)."""
+def _named(text: str) -> set[str] | None:
+    """The macros and views ``text`` names outside its comments (None if DuckDB cannot
+    tokenize it). A name followed by ``(`` is a call of the macro of that name; any other
+    mention (after FROM, or in a string literal, as a table macro names its source) is the
+    view of that name, or the macro when no view has it. So the view ``calibration`` does not
+    reach its namesake macro unless its own definition calls it."""
     try:
-        tokens = _tokens(text)
+        tokens = [
+            (token, kind) for _, token, kind in _tokens(text) if kind != duckdb.token_type.comment
+        ]
     except duckdb.Error:
         return None
-    return {
-        word.lower()
-        for _, token, kind in tokens
-        if kind != duckdb.token_type.comment
-        for word in re.findall(r"\w+", token)
-    }
+    found = set()
+    for at, (token, kind) in enumerate(tokens):
+        called = (
+            kind != duckdb.token_type.string_const
+            and at + 1 < len(tokens)
+            and tokens[at + 1][0].lstrip().startswith("(")
+        )
+        for word in re.findall(r"\w+", token.lower()):
+            if called and word in MACROS:
+                found.add(f"macros/{word}")
+            elif word in _VIEW_NAMES:
+                found.add(f"views/{word}")
+            elif word in MACROS:
+                found.add(f"macros/{word}")
+    return found
 
 
 def _tokens(text: str) -> list[tuple[int, str, duckdb.token_type]]:
