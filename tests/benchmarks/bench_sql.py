@@ -33,7 +33,7 @@ import time
 import duckdb
 
 from relcol.store import Warehouse
-from relcol.store._sql import MACROS, VIEWS, connect, needed, sql_text
+from relcol.store._sql import VIEWS, connect, needed, sql_text
 
 KEYS = ("study", "dataset", "model", "corruption", "severity", "label")
 TARGET_STARTUP = 2.0
@@ -82,14 +82,14 @@ def scanned(con: duckdb.DuckDBPyConnection, query: str) -> list[list[str]]:
 
 def read_by(view: str) -> list[str]:
     """The Parquet sources (``relcol_<name>`` variables) the definitions ``view`` reaches read."""
-    names = needed(f"SELECT * FROM {view}") or set()
-    texts = [
-        sql_text(f"{kind}/{name}.sql")
-        for name in names
-        for kind, known in (("macros", MACROS), ("views", VIEWS))
-        if name in known
-    ]
-    return sorted({m for text in texts for m in re.findall(r"getvariable\('relcol_(\w+)'\)", text)})
+    found = set()
+    for key in needed(f"SELECT * FROM {view}") or ():
+        name = key.split("/")[1]
+        if name.startswith("stored_"):  # written by the code, not a file: it reads relcol_<name>
+            found.add(name)
+        else:
+            found |= set(re.findall(r"getvariable\('relcol_(\w+)'\)", sql_text(f"{key}.sql")))
+    return sorted(found)
 
 
 def baseline_query(con: duckdb.DuckDBPyConnection, sources: dict[str, list[str]], view: str) -> str:
