@@ -28,6 +28,7 @@ import relcol
 from relcol import metrics
 from relcol.metrics._exact import exact_mean, exact_product, exact_sum, exact_var
 from relcol.store import CELL
+from relcol.study._numerics import cpu_dispatch
 from tests.conftest import TINY
 from tests.test_bootstrap import frame_of
 
@@ -146,10 +147,6 @@ def test_exact_product_of_an_empty_or_zero_matrix():
 
 def _other_machine() -> dict[str, str]:
     """Environment variables that make this process compute like a plainer machine."""
-    try:  # the CPU targets numpy dispatches to above its baseline (private, so guarded)
-        from numpy._core._multiarray_umath import __cpu_dispatch__
-    except ImportError:
-        __cpu_dispatch__ = []
     env = {
         "OPENBLAS_CORETYPE": "Prescott",  # the generic x86-64 kernel
         "OPENBLAS_NUM_THREADS": "1",
@@ -157,8 +154,8 @@ def _other_machine() -> dict[str, str]:
         "POLARS_MAX_THREADS": "1",
         "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA,-AVX512F,-AVX512VL,-AVX512DQ",
     }
-    if __cpu_dispatch__:  # numpy's baseline loops only (no AVX2, no AVX-512)
-        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(__cpu_dispatch__)
+    if dispatched := cpu_dispatch():  # numpy's baseline loops only (no AVX2, no AVX-512)
+        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(dispatched)
     return env
 
 

@@ -13,6 +13,7 @@ set before the process starts (glibc reads its tunables when it loads), which is
 
 from __future__ import annotations
 
+import importlib
 import os
 import platform
 import sys
@@ -82,16 +83,23 @@ def portable_environment() -> dict[str, str]:
             "--portable pins OpenBLAS's and glibc's x86-64 code paths; it is not available on "
             f"{sys.platform} {platform.machine()}."
         )
-    try:  # the CPU targets numpy dispatches to above its baseline (private, so guarded)
-        from numpy._core._multiarray_umath import __cpu_dispatch__
-    except ImportError:
-        __cpu_dispatch__ = []
     tunables = ":".join(part for part in (os.environ.get("GLIBC_TUNABLES"), _HWCAPS) if part)
     env = {
         PORTABLE: "1",
         "OPENBLAS_CORETYPE": "Prescott",  # the generic x86-64 kernel (SSE3)
         "GLIBC_TUNABLES": tunables,  # the user's own tunables kept, the hwcaps mask last
     }
-    if __cpu_dispatch__:
-        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(__cpu_dispatch__)
+    if dispatched := cpu_dispatch():
+        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(dispatched)
     return env
+
+
+def cpu_dispatch() -> list[str]:
+    """The CPU targets numpy dispatches to above its baseline (AVX2, AVX-512 …): a private
+    name, so guarded; numpy 2 keeps it in ``numpy._core``, 1.26 in ``numpy.core``."""
+    for module in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
+        try:
+            return list(importlib.import_module(module).__cpu_dispatch__)
+        except (ImportError, AttributeError):
+            continue
+    return []
