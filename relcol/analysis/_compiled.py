@@ -1,14 +1,14 @@
 """The monitoring permutation test's shuffles, compiled with numba.
 
 Each permutation of the stratified test shuffles every bin's units and gives the baseline
-the first of them. ``Generator.permuted`` did that over a (permutations × units) array of
-indices, and the baseline's sums were then gathered from it: three passes and two arrays
+the first of them. In numpy that is ``Generator.permuted`` over a (permutations × units)
+array of indices and a gather of the baseline's units from it: three passes and two arrays
 as large as the draws, for a loop that needs one index array and two running sums. Here
 the same Fisher–Yates shuffle runs on the generator's own bit stream, drawing exactly what
 ``Generator.permuted`` draws (``random_interval``: the smallest bit mask covering the
-bound, 32-bit draws rejected above it), so the p-values of a seed are those of the numpy
-form. Imported on first use, so importing ``relcol.analysis`` does not import numba;
-compiled once and cached beside this file.
+bound, 32-bit draws rejected above it), so a seed gives the p-values of the numpy form.
+Imported on first use, so importing ``relcol.analysis`` does not import numba; compiled
+once and cached beside this file.
 """
 
 from __future__ import annotations
