@@ -204,8 +204,8 @@ def needed(query: str, settled: Collection[str] = ()) -> frozenset[str] | None:
         name = todo.pop()
         if name not in found:
             found.add(name)
-            base = _from_rows_of(name.removeprefix("views/"))
-            todo |= set() if name.startswith("views/") and base in settled else _references(name)
+            settles = _from_rows_of(name.removeprefix("views/")) in settled  # macros: None
+            todo |= set() if settles else _references(name)
     return frozenset(found)
 
 
