@@ -10,6 +10,7 @@ publishes anything.
 
 from __future__ import annotations
 
+import functools
 import importlib.abc
 import importlib.util
 import os
@@ -102,3 +103,28 @@ class Hold:
             previous(*self._caught)
         else:  # SIG_DFL: the default action, as the signal would have had
             os.kill(os.getpid(), signal.SIGINT)
+
+
+def held_while_compiling(dispatcher):
+    """A numba function (``dispatcher``) that compiles for new argument types, or loads them
+    from numba's cache, with Ctrl-C held (``Hold``), then runs as it is.
+
+    Numba hands LLVM's object code over in ctypes callbacks, and Python drops an exception
+    raised inside one, printing it as "Exception ignored on calling ctypes callback
+    function" with a traceback: a Ctrl-C there printed that traceback before
+    "relcol: aborted", or lost the compiled object so that numba failed with a RuntimeError.
+    Held, it arrives once the compiled code is ready. Running the compiled code is not
+    held (it may take long)."""
+
+    @functools.wraps(dispatcher.py_func)
+    def call(*args):
+        signature = tuple(map(dispatcher.typeof_pyval, args))
+        if signature not in dispatcher.overloads:
+            hold = Hold()
+            try:
+                dispatcher.compile(signature)
+            finally:
+                hold.release()
+        return dispatcher(*args)
+
+    return call

@@ -386,6 +386,64 @@ def test_a_held_ctrl_c_waits_for_the_release_and_then_arrives_as_before():
     assert done.stdout == "held False\nraised False\nheld False\nraised True\n"
 
 
+# each compiled kernel's first call from Python, on the smallest input
+_FIRST_CALLS = {
+    "rank kernel": (
+        "from relcol.metrics import rank_metrics\n"
+        "rank_metrics(np.array([0.0, 1, 1]), np.array([1.0, 1, 0]))\n"
+    ),
+    "monitoring shuffles": (
+        "from relcol.analysis._compiled import baseline_sums\n"
+        "one = np.ones(4)\n"
+        "baseline_sums(one, one, np.array([0]), np.array([4]), np.array([2]), [0], 3,"
+        " np.random.default_rng(0))\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("hook", ["_object_compiled_hook", "_object_getbuffer_hook"])
+@pytest.mark.parametrize("kernel", sorted(_FIRST_CALLS))
+def test_ctrl_c_while_numba_compiles_a_kernel_arrives_after_it_without_a_traceback(
+    kernel, hook, tmp_path
+):
+    """Numba passes object code to and from LLVM in ctypes callbacks, where Python prints an
+    exception and drops it. A SIGINT sent from inside each callback (compiling into an empty
+    cache, or loading from a full one) must arrive as one KeyboardInterrupt, once the
+    kernel is compiled, and print nothing."""
+    code = (
+        "import os, signal\n"
+        "import numpy as np\n"
+        "from numba.core import codegen\n"
+        "from relcol import _interrupts\n"
+        f"original = codegen.JITCodeLibrary.{hook}\n"
+        "def interrupting(cls, *args):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return original(*args)\n"
+        f"codegen.JITCodeLibrary.{hook} = classmethod(interrupting)\n"
+        "_interrupts.install()\n"
+        "try:\n"
+        + "".join(f"    {line}\n" for line in _FIRST_CALLS[kernel].splitlines())
+        + "    print('not interrupted')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', _interrupts.received())\n"
+    )
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    if hook == "_object_getbuffer_hook":  # fill the cache first: then numba loads from it
+        filled = subprocess.run(
+            [sys.executable, "-c", "import numpy as np\n" + _FIRST_CALLS[kernel]],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert filled.returncode == 0, filled.stderr
+        assert list((tmp_path / "numba").rglob("*.nbi")), "no numba cache was written"
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "interrupted True\n", "")
+
+
 def test_ctrl_c_between_the_tables_and_the_folder_of_a_report_waits_for_both(reported, tmp_path):
     wh, out = reported, tmp_path / "again"
     code = (

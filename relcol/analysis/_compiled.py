@@ -16,6 +16,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from relcol._interrupts import held_while_compiling
+
 
 @numba.njit(cache=True, error_model="numpy")
 def _interval(bound, next_uint32, state):
@@ -34,6 +36,7 @@ def _interval(bound, next_uint32, state):
             return value
 
 
+@held_while_compiling
 @numba.njit(cache=True, error_model="numpy")
 def _baseline_sums(n, residual, starts, ends, base_count, mixed, size, next_uint32, state):
     """For every bin ``b`` of ``mixed`` in turn, then each of ``size`` permutations: the

@@ -14,6 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from relcol._interrupts import held_while_compiling
+
 #: The rows of ``rank_pass``'s output, in order.
 RANK_PASS = (
     "auroc",
@@ -26,6 +28,7 @@ RANK_PASS = (
 )
 
 
+@held_while_compiling
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def rank_pass(right, wrong, coverage, risk):
     """``RANK_PASS`` of every column of ``right``/``wrong`` (levels × groups, levels in
