@@ -23,7 +23,7 @@ import polars as pl
 from relcol.checks import check_bins
 from relcol.metrics._bins import ORDER, _bin_index
 from relcol.metrics._exact import exact_sum
-from relcol.metrics._runs import run_totals
+from relcol.metrics._runs import mean_square, once, run_totals
 
 #: Bins whose |accₘ − confₘ| is within this of the MCE attain it (``mce_n``): the two engines
 #: add a bin's confidences in different orders, so equal gaps may differ in their last bits.
@@ -195,9 +195,16 @@ def mce_n(confidence: str = "confidence", correct: str = "correct", *, bins: int
     2
     """
     bins = check_bins(bins)
-    gaps = _row_bin_gaps(confidence, correct, bins)
-    size = pl.len().over(_bin_index(confidence, bins))
-    return size.filter(gaps >= gaps.max() - MCE_TIE).max().cast(pl.Int64).alias("mce_n")
+    per_row = pl.struct(
+        gap=_row_bin_gaps(confidence, correct, bins),
+        size=pl.len().over(_bin_index(confidence, bins)),
+    )
+
+    def largest(rows: pl.Expr) -> pl.Expr:
+        gaps = rows.struct.field("gap")
+        return rows.struct.field("size").filter(gaps >= gaps.max() - MCE_TIE).max()
+
+    return once(per_row, largest).cast(pl.Int64).alias("mce_n")
 
 
 def ace(
@@ -249,8 +256,7 @@ def rmsce(confidence: str = "confidence", correct: str = "correct", *, bins: int
     >>> round(rows.select(rmsce(bins=2)).item(), 12)  # √((2·.01 + .01)/3)
     0.1
     """
-    bin_gap = _row_bin_errors(confidence, correct, check_bins(bins))
-    return (bin_gap * bin_gap).mean().sqrt().alias("rmsce")
+    return mean_square(_row_bin_errors(confidence, correct, check_bins(bins))).sqrt().alias("rmsce")
 
 
 def ece_debiased(
@@ -273,12 +279,18 @@ def ece_debiased(
     bins = check_bins(bins)
     c, z = pl.col(confidence).cast(pl.Float64), pl.col(correct).cast(pl.Float64)
     key = _bin_index(confidence, bins)
-    gap = (z - c).mean().over(key)
-    accuracy = z.mean().over(key)
-    size = pl.len().cast(pl.Float64).over(key)
-    term = gap * gap - accuracy * (1 - accuracy) / (size - 1)
-    per_row = pl.when(size >= 2).then(term).otherwise(0.0)
-    return per_row.mean().clip(lower_bound=0.0).sqrt().alias("ece_debiased")
+    per_row = pl.struct(
+        gap=(z - c).mean().over(key),
+        accuracy=z.mean().over(key),
+        size=pl.len().cast(pl.Float64).over(key),
+    )
+
+    def squared(rows: pl.Expr) -> pl.Expr:
+        gap, accuracy, size = (rows.struct.field(f) for f in ("gap", "accuracy", "size"))
+        term = gap * gap - accuracy * (1 - accuracy) / (size - 1)
+        return pl.when(size >= 2).then(term).otherwise(0.0).mean()
+
+    return once(per_row, squared).clip(lower_bound=0.0).sqrt().alias("ece_debiased")
 
 
 def _row_bin_gaps(confidence: str, correct: str, bins: int) -> pl.Expr:

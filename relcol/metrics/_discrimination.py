@@ -34,7 +34,7 @@ from relcol.checks import check_keys
 from relcol.metrics._exact import exact_mean, exact_sum, exact_var
 from relcol.metrics._frames import CELL_ID, with_keys
 from relcol.metrics._levels import levels, scored_cells, scored_rows
-from relcol.metrics._runs import run_ends
+from relcol.metrics._runs import confidence_rows, once, run_ends, sorted_rows
 from relcol.store import CELL
 
 #: The columns of ``discrimination`` after the group keys, in order.
@@ -91,9 +91,10 @@ def aupr_success(confidence: str = "confidence", correct: str = "correct") -> pl
     >>> round(rows.select(aupr_success()).item(), 12)  # ½·1 + ½·(2/3)
     0.833333333333
     """
-    ordered = _c(confidence).sort(descending=True)
-    positive = _z(correct).sort_by(_c(confidence), descending=True)
-    return _average_precision(ordered, positive).alias("aupr_success")
+    rows = sorted_rows(confidence, correct, descending=True)
+    return once(rows, lambda r: _average_precision(r.struct.field("c"), r.struct.field("z"))).alias(
+        "aupr_success"
+    )
 
 
 def aupr_error(confidence: str = "confidence", correct: str = "correct") -> pl.Expr:
@@ -107,13 +108,15 @@ def aupr_error(confidence: str = "confidence", correct: str = "correct") -> pl.E
     >>> round(rows.select(aupr_error()).item(), 12)  # ½·1 + ½·(2/3)
     0.833333333333
     """
-    ordered = _c(confidence).sort()
-    positive = (1 - _z(correct)).sort_by(_c(confidence))
-    return _average_precision(ordered, positive).alias("aupr_error")
+    rows = sorted_rows(confidence, correct, descending=False)
+    return once(
+        rows, lambda r: _average_precision(r.struct.field("c"), 1 - r.struct.field("z"))
+    ).alias("aupr_error")
 
 
 def _average_precision(ordered: pl.Expr, positive: pl.Expr) -> pl.Expr:
-    """Σ over thresholds (runs of ``ordered``, best first) of ΔTP/P · TP/accepted."""
+    """Σ over thresholds (runs of ``ordered``, best first) of ΔTP/P · TP/accepted (inside
+    ``once``)."""
     ends = run_ends(ordered)
     true_pos = positive.cum_sum().filter(ends)
     accepted = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).filter(ends)
@@ -137,15 +140,18 @@ def fpr_at_95tpr(confidence: str = "confidence", correct: str = "correct") -> pl
     >>> rows.select(fpr_at_95tpr()).item()  # both correct rows need t = .6, which accepts one wrong
     0.5
     """
-    ordered = _c(confidence).sort(descending=True)
-    positive = _z(correct).sort_by(_c(confidence), descending=True)
-    ends = run_ends(ordered)
-    true_pos = positive.cum_sum().filter(ends)
-    false_pos = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).filter(ends) - true_pos
-    n1 = positive.sum()
-    n0 = pl.len() - n1
-    fpr = (false_pos / n0).filter(20 * true_pos >= 19 * n1).min()
-    return pl.when((n1 > 0) & (n0 > 0)).then(fpr).alias("fpr_at_95tpr")
+
+    def rate(rows: pl.Expr) -> pl.Expr:
+        positive = rows.struct.field("z")
+        ends = run_ends(rows.struct.field("c"))
+        true_pos = positive.cum_sum().filter(ends)
+        false_pos = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).filter(ends) - true_pos
+        n1 = positive.sum()
+        n0 = pl.len() - n1
+        fpr = (false_pos / n0).filter(20 * true_pos >= 19 * n1).min()
+        return pl.when((n1 > 0) & (n0 > 0)).then(fpr)
+
+    return once(sorted_rows(confidence, correct, descending=True), rate).alias("fpr_at_95tpr")
 
 
 def cohens_d(confidence: str = "confidence", correct: str = "correct") -> pl.Expr:
@@ -159,15 +165,19 @@ def cohens_d(confidence: str = "confidence", correct: str = "correct") -> pl.Exp
     >>> round(rows.select(cohens_d()).item(), 12)  # (.8 − .4) / √((.02 + .02)/2)
     2.828427124746
     """
-    c, right = _c(confidence), _z(correct) > 0
-    return _cohens_d(
-        exact_mean(c.filter(right)),
-        exact_mean(c.filter(~right)),
-        _variance(c.filter(right), 1),
-        _variance(c.filter(~right), 1),
-        right.sum(),
-        (~right).sum(),
-    ).alias("cohens_d")
+
+    def d(rows: pl.Expr) -> pl.Expr:
+        c, right = rows.struct.field("c"), rows.struct.field("z") > 0
+        return _cohens_d(
+            once(c.filter(right), exact_mean),
+            once(c.filter(~right), exact_mean),
+            once(c.filter(right), lambda x: _variance(x, 1)),
+            once(c.filter(~right), lambda x: _variance(x, 1)),
+            right.sum(),
+            (~right).sum(),
+        )
+
+    return once(confidence_rows(confidence, correct), d).alias("cohens_d")
 
 
 def point_biserial(confidence: str = "confidence", correct: str = "correct") -> pl.Expr:
@@ -181,14 +191,18 @@ def point_biserial(confidence: str = "confidence", correct: str = "correct") -> 
     >>> round(rows.select(point_biserial()).item(), 12)
     0.894427191
     """
-    c, right = _c(confidence), _z(correct) > 0
-    return _point_biserial(
-        exact_mean(c.filter(right)),
-        exact_mean(c.filter(~right)),
-        _variance(c, 0),
-        right.sum(),
-        (~right).sum(),
-    ).alias("point_biserial")
+
+    def r(rows: pl.Expr) -> pl.Expr:
+        c, right = rows.struct.field("c"), rows.struct.field("z") > 0
+        return _point_biserial(
+            once(c.filter(right), exact_mean),
+            once(c.filter(~right), exact_mean),
+            once(c, lambda x: _variance(x, 0)),
+            right.sum(),
+            (~right).sum(),
+        )
+
+    return once(confidence_rows(confidence, correct), r).alias("point_biserial")
 
 
 def _variance(values: pl.Expr, ddof: int) -> pl.Expr:

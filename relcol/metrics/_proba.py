@@ -28,7 +28,7 @@ from relcol.metrics._bins import _bin_index, _bin_index_of_float32
 from relcol.metrics._calibration import ece_from_bins
 from relcol.metrics._exact import exact_mean, exact_sum
 from relcol.metrics._frames import CELL_ID
-from relcol.metrics._runs import run_ends, run_totals
+from relcol.metrics._runs import once
 from relcol.metrics._scores import EPS
 
 # Alternative confidence scores -----------------------------------------------------------------
@@ -87,14 +87,23 @@ def classwise_ece(proba: str = "proba", y_true: str = "y_true", *, bins: int = 1
     """
     bins = check_bins(bins)
     p, target, k = _entries(proba, y_true)
-    key = k * bins + _bin_index(p, bins)
-    ordered_key = key.sort()
-    # per (class, bin): |Σ (1[y = k] − p)| and the entry count, as runs of the sorted key
-    bin_error = run_totals((target - p).sort_by(key), ordered_key).abs()
-    bin_count = run_totals((p * 0 + 1).sort_by(key), ordered_key)
-    bin_class = ordered_key.filter(run_ends(ordered_key)) // bins
-    per_class = run_totals(bin_error, bin_class) / run_totals(bin_count, bin_class)
-    return _unless_missing(per_class.mean(), proba).alias("classwise_ece")
+
+    def keyed(entries: pl.Expr) -> pl.Expr:
+        """Each entry's key (class, bin), k·M + the bin of p, its class and 1[y = k] − p."""
+        p, k = entries.struct.field("p"), entries.struct.field("k")
+        error = entries.struct.field("target") - p
+        return pl.struct(key=k * bins + _bin_index(p, bins), k=k, error=error)
+
+    def mean_over_classes(entries: pl.Expr) -> pl.Expr:
+        """Σ over (class, bin) of |Σ (1[y = k] − p)| / (entries of class k), over classes."""
+        key, k = entries.struct.field("key"), entries.struct.field("k")
+        bin_error = entries.struct.field("error").sum().over(key).abs()
+        per_bin = (bin_error / pl.len().over(k)).filter(key.is_first_distinct())
+        return per_bin.sum() / k.n_unique()
+
+    entries = pl.struct(p=p, target=target, k=k)
+    per_class = once(entries, lambda e: once(keyed(e), mean_over_classes))
+    return _unless_missing(per_class, proba).alias("classwise_ece")
 
 
 def brier(proba: str = "proba", y_true: str = "y_true") -> pl.Expr:
@@ -110,7 +119,7 @@ def brier(proba: str = "proba", y_true: str = "y_true") -> pl.Expr:
     >>> rows.select(brier()).item()  # (.0625 + .0625 + .25 + .25) / 2
     0.3125
     """
-    return _unless_missing(exact_mean(_brier_terms(proba, y_true)), proba).alias("brier")
+    return _unless_missing(once(_brier_terms(proba, y_true), exact_mean), proba).alias("brier")
 
 
 def nll(proba: str = "proba", y_true: str = "y_true") -> pl.Expr:
@@ -126,7 +135,7 @@ def nll(proba: str = "proba", y_true: str = "y_true") -> pl.Expr:
     >>> round(rows.select(nll()).item(), 6)  # (log 2 − log 1e−15) / 2
     17.615962
     """
-    return _unless_missing(exact_mean(_nll_terms(proba, y_true)), proba).alias("nll")
+    return _unless_missing(once(_nll_terms(proba, y_true), exact_mean), proba).alias("nll")
 
 
 def _true_probability(proba: str, y_true: str) -> pl.Expr:

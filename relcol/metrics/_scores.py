@@ -26,6 +26,7 @@ import polars as pl
 from relcol.checks import check_bins
 from relcol.metrics._bins import _bin_index
 from relcol.metrics._exact import exact_sum
+from relcol.metrics._runs import mean_square, once
 
 #: nll_top clips c to [EPS, 1 − EPS] (docs/metrics.md); nll clips p to EPS.
 EPS = 1e-15
@@ -84,7 +85,7 @@ def brier_reliability(
 ) -> pl.Expr:
     """Murphy reliability Σₘ (nₘ/n)(confₘ − accₘ)² on equal-width bins, ``brier_reliability``."""
     bin_gap = _bin_means(_z(correct) - _c(confidence), confidence, check_bins(bins))
-    return (bin_gap * bin_gap).mean().alias("brier_reliability")
+    return mean_square(bin_gap).alias("brier_reliability")
 
 
 def brier_resolution(
@@ -92,8 +93,9 @@ def brier_resolution(
 ) -> pl.Expr:
     """Murphy resolution Σₘ (nₘ/n)(accₘ − ā)² on equal-width bins, ``brier_resolution``."""
     z = _z(correct)
-    spread = _bin_means(z, confidence, check_bins(bins)) - z.mean()
-    return (spread * spread).mean().alias("brier_resolution")
+    return mean_square(_bin_means(z, confidence, check_bins(bins)) - z.mean()).alias(
+        "brier_resolution"
+    )
 
 
 def brier_uncertainty(correct: str = "correct") -> pl.Expr:
@@ -111,9 +113,15 @@ def brier_within(
     """
     bins = check_bins(bins)
     c, z = _c(confidence), _z(correct)
-    dc = c - _bin_means(c, confidence, bins)
-    dz = z - _bin_means(z, confidence, bins)
-    return (dc * dc - 2 * dc * dz).mean().alias("brier_within")
+    per_row = pl.struct(
+        dc=c - _bin_means(c, confidence, bins), dz=z - _bin_means(z, confidence, bins)
+    )
+
+    def within(rows: pl.Expr) -> pl.Expr:
+        dc, dz = rows.struct.field("dc"), rows.struct.field("dz")
+        return (dc * dc - 2 * dc * dz).mean()
+
+    return once(per_row, within).alias("brier_within")
 
 
 def _bin_means(value: pl.Expr, confidence: str, bins: int) -> pl.Expr:

@@ -26,7 +26,7 @@ Row-level builders (``aurc()``) work in any ``group_by().agg()``; the fast paths
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import polars as pl
 
@@ -34,7 +34,7 @@ from relcol.checks import check_keys, check_share
 from relcol.metrics._exact import exact_sum
 from relcol.metrics._frames import CELL_ID, with_keys
 from relcol.metrics._levels import levels, scored_cells, scored_rows
-from relcol.metrics._runs import run_ends
+from relcol.metrics._runs import once, run_ends, sorted_rows
 from relcol.store import CELL
 
 #: The columns of ``selective_curve`` after the group keys, in order.
@@ -84,16 +84,22 @@ def _aurc_optimal(n: pl.Expr, n_correct: pl.Expr) -> pl.Expr:
 # Row-level builders ------------------------------------------------------------------------------
 
 
-def _curve(confidence: str, correct: str) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
-    """Inside an aggregation, per level from the top: rows at it, accepted, errors accepted."""
-    c = pl.col(confidence).cast(pl.Float64)
-    ordered = c.sort(descending=True)
-    wrong = (1 - pl.col(correct).cast(pl.Float64)).sort_by(c, descending=True)
-    ends = run_ends(ordered)
+def _curve(rows: pl.Expr) -> tuple[pl.Expr, pl.Expr, pl.Expr]:
+    """Per level of ``sorted_rows(descending=True)`` from the top: rows at it, accepted,
+    errors accepted (inside ``once``)."""
+    ends = run_ends(rows.struct.field("c"))
     accepted = pl.int_range(1, pl.len() + 1, dtype=pl.Int64).filter(ends)
-    errors = wrong.cum_sum().filter(ends)
+    errors = (1 - rows.struct.field("z")).cum_sum().filter(ends)
     size = accepted - accepted.shift(1).fill_null(0)
     return size, accepted, errors
+
+
+def _on_curve(
+    confidence: str, correct: str, compute: Callable[[pl.Expr, pl.Expr, pl.Expr], pl.Expr]
+) -> pl.Expr:
+    """``compute(size, accepted, errors)`` over the group's curve, its rows sorted once."""
+    rows = sorted_rows(confidence, correct, descending=True)
+    return once(rows, lambda sorted_: compute(*_curve(sorted_)))
 
 
 def aurc(confidence: str = "confidence", correct: str = "correct") -> pl.Expr:
@@ -107,8 +113,11 @@ def aurc(confidence: str = "confidence", correct: str = "correct") -> pl.Expr:
     >>> round(rows.select(aurc()).item(), 12)  # (1·0 + 2·(1/3) + 1·(2/4)) / 4
     0.291666666667
     """
-    size, accepted, errors = _curve(confidence, correct)
-    return (exact_sum(size * (errors / accepted)) / pl.len()).alias("aurc")
+
+    def area(size: pl.Expr, accepted: pl.Expr, errors: pl.Expr) -> pl.Expr:
+        return exact_sum(size * (errors / accepted)) / pl.len()
+
+    return _on_curve(confidence, correct, area).alias("aurc")
 
 
 def aurc_optimal(correct: str = "correct") -> pl.Expr:
@@ -122,7 +131,10 @@ def aurc_optimal(correct: str = "correct") -> pl.Expr:
     >>> round(rows.select(aurc_optimal()).item(), 12)  # (0 + 0 + 1/3 + 2/4) / 4
     0.208333333333
     """
-    return _aurc_optimal(pl.len(), pl.col(correct).cast(pl.Float64).sum()).alias("aurc_optimal")
+    counts = pl.struct(n=pl.len(), n_correct=pl.col(correct).cast(pl.Float64).sum())
+    return once(
+        counts, lambda c: _aurc_optimal(c.struct.field("n"), c.struct.field("n_correct")).first()
+    ).alias("aurc_optimal")
 
 
 def e_aurc(confidence: str = "confidence", correct: str = "correct") -> pl.Expr:
@@ -144,10 +156,12 @@ def risk_at_coverage(
     0.3333333333333333
     """
     coverage = check_share("coverage", coverage, low_open=True)
-    _, accepted, errors = _curve(confidence, correct)
-    enough = accepted >= coverage * pl.len()
-    risk = (errors / accepted).filter(enough).sort_by(accepted.filter(enough)).first()
-    return risk.alias("risk_at_coverage")
+
+    def risk_there(size: pl.Expr, accepted: pl.Expr, errors: pl.Expr) -> pl.Expr:
+        enough = accepted >= coverage * pl.len()
+        return (errors / accepted).filter(enough).sort_by(accepted.filter(enough)).first()
+
+    return _on_curve(confidence, correct, risk_there).alias("risk_at_coverage")
 
 
 def coverage_at_risk(
@@ -164,9 +178,11 @@ def coverage_at_risk(
     0.75
     """
     risk = check_share("risk", risk, low_open=False)
-    _, accepted, errors = _curve(confidence, correct)
-    coverage = (accepted / pl.len()).filter(errors <= risk * accepted).max()
-    return coverage.fill_null(0.0).alias("coverage_at_risk")
+
+    def coverage_there(size: pl.Expr, accepted: pl.Expr, errors: pl.Expr) -> pl.Expr:
+        return (accepted / pl.len()).filter(errors <= risk * accepted).max()
+
+    return _on_curve(confidence, correct, coverage_there).fill_null(0.0).alias("coverage_at_risk")
 
 
 # The fast paths ---------------------------------------------------------------------------------
