@@ -95,7 +95,7 @@ def classwise_ece(proba: str = "proba", y_true: str = "y_true", *, bins: int = 1
         return pl.struct(key=k * bins + _bin_index(p, bins), k=k, error=error)
 
     def mean_over_classes(entries: pl.Expr) -> pl.Expr:
-        """Σ over (class, bin) of |Σ (1[y = k] − p)| / (entries of class k), over classes."""
+        """The mean over classes k of Σ over k's bins |Σ (1[y = k] − p)| / (k's entries)."""
         key, k = entries.struct.field("key"), entries.struct.field("k")
         bin_error = entries.struct.field("error").sum().over(key).abs()
         per_bin = (bin_error / pl.len().over(k)).filter(key.is_first_distinct())

@@ -24,8 +24,8 @@ def once(value: pl.Expr, compute: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:
     its argument, as often as it likes).
 
     ``value`` is collected into one list per group and ``compute`` runs on the list's
-    elements (``list.agg``); inside it ``pl.len()`` is the group's row count. Several columns
-    travel as one struct (``sorted_rows``).
+    elements (``list.agg``); inside it ``pl.len()`` is the number of values (the group's rows
+    unless ``value`` filters them). Several columns travel as one struct (``sorted_rows``).
     """
     return value.implode().list.agg(compute(pl.element()))
 
