@@ -3,6 +3,8 @@ explicitly weighted rows, intervals, paired differences, per-seed values."""
 
 from __future__ import annotations
 
+import time
+
 import duckdb
 import numpy as np
 import polars as pl
@@ -299,6 +301,40 @@ def test_the_chunk_budget_holds_where_each_run_sends_the_work(monkeypatch):
     for name in one.values:
         np.testing.assert_array_equal(one.values[name], sent.values[name], err_msg=name)
     assert_frame_equal(one.seeds, sent.seeds, check_exact=True)
+
+
+def test_per_seed_values_beside_the_replicates_fail_and_stop_with_them(monkeypatch):
+    # the per-seed values run on a thread of their own beside the replicates: an error on
+    # either side reaches the caller, and one in the replicates stops the per-seed values at
+    # their next run of cells instead of computing values nobody will read
+    rows = frame_of(np.random.default_rng(4), models=("a", "b", "c"))
+    monkeypatch.setattr(_bootstrap, "SEED_ROWS", 1)  # a run of one cell each: six runs
+    seed_values, started = _bootstrap._seed_values, []
+
+    def slow(part, ctx):
+        started.append(part.height)
+        time.sleep(0.2)
+        return seed_values(part, ctx)
+
+    def failing(*args):  # once the per-seed values are under way
+        deadline = time.monotonic() + 30
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.01)
+        raise RuntimeError("the replicates failed")
+
+    monkeypatch.setattr(_bootstrap, "_seed_values", slow)
+    monkeypatch.setattr(_bootstrap, "_block", failing)
+    with pytest.raises(RuntimeError, match="the replicates failed"):
+        bootstrap(rows, replicates=30)
+    assert 1 <= len(started) <= 2  # of six runs
+    monkeypatch.undo()
+
+    def broken(part, ctx):
+        raise ValueError("a per-seed value failed")
+
+    monkeypatch.setattr(_bootstrap, "_seed_values", broken)
+    with pytest.raises(ValueError, match="a per-seed value failed"):
+        bootstrap(rows, replicates=30)
 
 
 def test_grouped_levels_keep_the_exact_point_and_nearly_the_exact_interval():

@@ -55,6 +55,7 @@ against exact replicates in ``tests/test_bootstrap.py``).
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -157,10 +158,12 @@ SEED_METRICS = tuple(name for name in REPLICATED if REGISTRY[name].needs != "mas
 #: against 2.0 GB).
 BATCH_ENTRIES = 1_000_000
 #: Rows of a chunk whose per-seed values are computed at once (runs of whole cells): their
-#: group-bys and sorts held about 0.2 GB per 10⁶ rows above the chunk's own arrays, the top of
-#: the 10⁸-row report's memory. Every per-seed value is an order-free sum over its own rows, so
-#: the values are the same bits however the cells are grouped.
-SEED_ROWS = 1_000_000
+#: group-bys and sorts hold about 0.2 GB per 10⁶ rows above the chunk's own arrays, and they
+#: run beside the chunk's products, so that memory adds to the products' at the top of a
+#: report's memory (the 10⁸-row report: 1.63 GB against 1.53 GB when they ran after the
+#: products). Every per-seed value is an order-free sum over its own rows, so the values are
+#: the same bits however the cells are grouped.
+SEED_ROWS = 500_000
 #: Rows of a chunk read and resampled at once (runs of whole cells). The chunk's sorted rows and
 #: its blocks' arrays come to 0.2–0.4 GB per 10⁶ rows at the top of a report's memory: the
 #: built-in study's report (2.7·10⁶ rows) peaked at 2.1–2.2 GB in one chunk and 1.6–1.7 GB in
@@ -450,10 +453,40 @@ def _check_int(name: str, value: object, low: int) -> int:
 def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
     """Replicates and per-seed values of a run of consecutive cells."""
     rows = _rows(lazy, cells, ctx)
-    first = cells["cell"][0]
+    cell = rows["cell"].to_numpy() - cells["cell"][0]
+    starts = np.searchsorted(cell, np.arange(cells.height + 1))
+    spans = chunk_spans(np.diff(starts).tolist(), SEED_ROWS)
+    stop = threading.Event()
+
+    def seed_values() -> pl.DataFrame | None:
+        seeds = []
+        for a, n in spans:
+            if stop.is_set():  # the replicates failed or were interrupted: nobody reads these
+                return None
+            seeds.append(_seed_values(rows.slice(starts[a], starts[a + n] - starts[a]), ctx))
+        return pl.concat(seeds, how="vertical")
+
+    # The per-seed values (Polars) run beside the replicates' products (numpy and BLAS),
+    # which leave the cores idle between their batches. A kernel that the per-seed values
+    # compile off the main thread is not held from Ctrl-C (``held_while_compiling``), and
+    # needs not be: Python delivers the signal to the main thread, never inside this
+    # thread's compilation.
+    with ThreadPoolExecutor(1) as side:
+        seeds = side.submit(seed_values)
+        try:
+            values, points = _replicates(rows, cells, cell, starts, ctx)
+            return _Part(values, points, seeds.result())
+        except BaseException:
+            stop.set()
+            raise
+
+
+def _replicates(
+    rows: pl.DataFrame, cells: pl.DataFrame, cell: np.ndarray, starts: np.ndarray, ctx: _Context
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Every replicated metric's replicates and point estimates of a chunk's cells (``cell``:
+    each row's cell within the chunk, ``starts``: where each cell's rows start)."""
     n_cells = cells.height
-    cell = rows["cell"].to_numpy() - first
-    starts = np.searchsorted(cell, np.arange(n_cells + 1))
     study = cells["study"].to_list()
     dataset = cells["dataset"].to_list()
     values = {name: np.full((n_cells, ctx.replicates), np.nan) for name in REPLICATED}
@@ -479,9 +512,7 @@ def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
                 points[name[6:]][b0:b1] = array
             else:
                 values[name][b0:b1] = array
-    spans = chunk_spans(np.diff(starts).tolist(), SEED_ROWS)
-    seeds = [_seed_values(rows.slice(starts[a], starts[a + n] - starts[a]), ctx) for a, n in spans]
-    return _Part(values, points, pl.concat(seeds, how="vertical"))
+    return values, points
 
 
 @dataclass(frozen=True)
