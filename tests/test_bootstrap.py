@@ -3,6 +3,7 @@ explicitly weighted rows, intervals, paired differences, per-seed values."""
 
 from __future__ import annotations
 
+import math
 import time
 
 import duckdb
@@ -412,6 +413,55 @@ def test_rank_metrics_of_level_counts():
         assert padded[name] == pytest.approx(plain[name], abs=1e-15)
     none_wrong = rank_metrics(np.array([1.0, 2]), np.array([0.0, 0]))
     assert np.isnan(none_wrong["auroc"]) and np.isnan(none_wrong["aupr_error"])
+
+
+def _rank_pass_by_level(right, wrong, coverage, risk):
+    """The rank kernel's recurrences (docs/metrics.md), one level at a time in plain Python
+    floats: AUROC, AUPR of successes and errors, FPR at 95 % TPR, AURC, risk at coverage,
+    coverage at risk of one column of counts."""
+    n1, n0 = sum(right), sum(wrong)
+    n = n1 + n0
+    below_r = below_w = rank_sum = error_p = success_p = risk_sum = fp = within = 0.0
+    at = math.nan
+    for r, w in zip(right, wrong, strict=True):
+        rank_sum += r * below_w + 0.5 * r * w
+        error_p += w * ((below_w + w) / max(below_r + r + below_w + w, 1.0))
+        accepted, errors = n - below_r - below_w, n0 - below_w
+        fp = errors if 20.0 * below_r <= n1 else fp
+        within = accepted if errors <= risk * accepted and accepted > within else within
+        safe = max(accepted, 1.0)
+        success_p += r * ((n1 - below_r) / safe)
+        risk_sum += (r + w) * (errors / safe)
+        at = errors / safe if accepted >= coverage * n else at
+        below_r, below_w = below_r + r, below_w + w
+    both = n1 > 0 and n0 > 0
+    return [
+        rank_sum / (n1 * n0) if both else math.nan,
+        success_p / n1 if n1 > 0 else math.nan,
+        error_p / n0 if n0 > 0 else math.nan,
+        fp / n0 if both else math.nan,
+        risk_sum / n if n > 0 else math.nan,
+        at if n > 0 else math.nan,
+        within / n if n > 0 else math.nan,
+    ]
+
+
+@pytest.mark.parametrize("levels", range(1, 10))
+def test_rank_kernel_takes_levels_in_passes_with_the_bits_of_one_level_at_a_time(levels):
+    # the compiled loop takes four levels per pass over the groups, the rest one by one: every
+    # count of levels left over (0–3, after 0–2 whole passes) gives the plain loop's bits
+    rng = np.random.default_rng(levels)
+    right = rng.poisson(1.0, (levels, 23)).astype(np.float32)
+    wrong = rng.poisson(0.4, (levels, 23)).astype(np.float32)
+    right[:, 0], wrong[:, 1] = 0, 0
+    got = rank_metrics(right, wrong, coverage=0.6, risk=0.2)
+    names = ("auroc", "aupr_success", "aupr_error", "fpr_at_95tpr", "aurc")
+    names += ("risk_at_coverage", "coverage_at_risk")
+    for g in range(right.shape[1]):
+        column = (right[:, g].astype(float).tolist(), wrong[:, g].astype(float).tolist())
+        expected = _rank_pass_by_level(*column, coverage=0.6, risk=0.2)
+        for name, value in zip(names, expected, strict=True):
+            assert np.array_equal(got[name][g], value, equal_nan=True), (name, g)
 
 
 def test_rank_metrics_of_weighted_counts_equal_the_suite_on_the_rows_they_count():

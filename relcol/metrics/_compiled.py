@@ -28,6 +28,62 @@ RANK_PASS = (
 )
 
 
+#: Levels one pass over the groups takes in turn, each group's running values held in registers
+#: between them: loaded and stored once per four levels rather than once per level (about 1.5×
+#: faster on 1024 levels × 4004 groups, the same bits); with eight the loop no longer
+#: vectorises and is 2.5× slower than with one.
+LEVELS_PER_PASS = 4
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _level(right, wrong, n1, n0, coverage, risk, state):
+    """One level of ``rank_pass`` for one group: its ``state`` (right under, wrong under,
+    rank sum, error precision, success precision, risk sum, false positives, within, at
+    coverage) after the level's ``right`` and ``wrong`` counts."""
+    below_r, below_w, rank_sum, error_precision, success_precision, risk_sum, fp, within, at = state
+    n = n1 + n0
+    rank_sum += right * below_w + 0.5 * right * wrong
+    at_or_below = below_r + right + below_w + wrong
+    error_precision += wrong * ((below_w + wrong) / max(at_or_below, 1.0))
+    accepted = n - below_r - below_w
+    errors = n0 - below_w
+    if 20.0 * below_r <= n1:
+        fp = errors
+    if errors <= risk * accepted and accepted > within:
+        within = accepted
+    safe = max(accepted, 1.0)  # 0 accepted: 0 right, 0 wrong above
+    success_precision += right * ((n1 - below_r) / safe)
+    level_risk = errors / safe
+    risk_sum += (right + wrong) * level_risk
+    if accepted >= coverage * n:
+        at = level_risk
+    return (
+        below_r + right,
+        below_w + wrong,
+        rank_sum,
+        error_precision,
+        success_precision,
+        risk_sum,
+        fp,
+        within,
+        at,
+    )
+
+
+@numba.njit(cache=True, nogil=True)
+def _held(running, g):
+    """Group ``g``'s running values (``_level``'s state) from their arrays."""
+    a, b, c, d, e, f, h, i, j = running
+    return a[g], b[g], c[g], d[g], e[g], f[g], h[g], i[g], j[g]
+
+
+@numba.njit(cache=True, nogil=True)
+def _hold(running, g, held):
+    """Store group ``g``'s running values ``held`` back into their arrays."""
+    a, b, c, d, e, f, h, i, j = running
+    a[g], b[g], c[g], d[g], e[g], f[g], h[g], i[g], j[g] = held
+
+
 @held_while_compiling
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def rank_pass(right, wrong, coverage, risk):
@@ -43,6 +99,7 @@ def rank_pass(right, wrong, coverage, risk):
     95 % TPR (the errors at the last level where 20 · right under ≤ n₁), coverage at risk (the
     most rows accepted with errors ≤ risk · accepted) and risk at coverage (the risk at the
     last level accepting ≥ coverage · n). These levels form prefixes, as the counts only grow.
+    Each group's arithmetic is the same, level after level, whichever pass takes the level.
     """
     levels, groups = right.shape
     n1 = np.zeros(groups)
@@ -51,39 +108,43 @@ def rank_pass(right, wrong, coverage, risk):
         for g in range(groups):
             n1[g] += right[level, g]
             n0[g] += wrong[level, g]
-    right_under = np.zeros(groups)
-    wrong_under = np.zeros(groups)
-    rank_sum = np.zeros(groups)
-    error_precision = np.zeros(groups)
-    success_precision = np.zeros(groups)
-    risk_sum = np.zeros(groups)
-    false_positives = np.zeros(groups)
-    within = np.zeros(groups)
-    at_coverage = np.full(groups, np.nan)
-    for level in range(levels):
+    # the running values of every group, in the order of ``_level``'s state
+    running = (
+        np.zeros(groups),
+        np.zeros(groups),
+        np.zeros(groups),
+        np.zeros(groups),
+        np.zeros(groups),
+        np.zeros(groups),
+        np.zeros(groups),
+        np.zeros(groups),
+        np.full(groups, np.nan),
+    )
+    # whole passes of LEVELS_PER_PASS levels (a constant count: the loop unrolls and
+    # vectorises), then the levels left over one pass each
+    whole = levels - levels % LEVELS_PER_PASS
+    for start in range(0, whole, LEVELS_PER_PASS):
         for g in range(groups):
-            r = np.float64(right[level, g])
-            w = np.float64(wrong[level, g])
-            below_r = right_under[g]
-            below_w = wrong_under[g]
-            n = n1[g] + n0[g]
-            rank_sum[g] += r * below_w + 0.5 * r * w
-            at_or_below = below_r + r + below_w + w
-            error_precision[g] += w * ((below_w + w) / max(at_or_below, 1.0))
-            accepted = n - below_r - below_w
-            errors = n0[g] - below_w
-            if 20.0 * below_r <= n1[g]:
-                false_positives[g] = errors
-            if errors <= risk * accepted and accepted > within[g]:
-                within[g] = accepted
-            safe = max(accepted, 1.0)  # 0 accepted: 0 right, 0 wrong above
-            success_precision[g] += r * ((n1[g] - below_r) / safe)
-            level_risk = errors / safe
-            risk_sum[g] += (r + w) * level_risk
-            if accepted >= coverage * n:
-                at_coverage[g] = level_risk
-            right_under[g] = below_r + r
-            wrong_under[g] = below_w + w
+            held = _held(running, g)
+            for level in range(start, start + LEVELS_PER_PASS):
+                r, w = np.float64(right[level, g]), np.float64(wrong[level, g])
+                held = _level(r, w, n1[g], n0[g], coverage, risk, held)
+            _hold(running, g, held)
+    for level in range(whole, levels):
+        for g in range(groups):
+            r, w = np.float64(right[level, g]), np.float64(wrong[level, g])
+            _hold(running, g, _level(r, w, n1[g], n0[g], coverage, risk, _held(running, g)))
+    (
+        _,
+        _,
+        rank_sum,
+        error_precision,
+        success_precision,
+        risk_sum,
+        false_positives,
+        within,
+        at_coverage,
+    ) = running
     out = np.full((7, groups), np.nan)
     for g in range(groups):
         n = n1[g] + n0[g]
