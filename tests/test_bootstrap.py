@@ -38,6 +38,7 @@ from relcol.analysis._bootstrap import (
     bootstrap_stream,
 )
 from relcol.errors import ParameterError
+from relcol.metrics import weighted_rank_metrics
 from relcol.store import CELL
 from relcol.store._sql import MACROS, sql_text
 from tests.test_metrics import long_table
@@ -351,53 +352,58 @@ def test_grouped_levels_keep_the_exact_point_and_nearly_the_exact_interval():
 
 
 @pytest.mark.parametrize("grouped", [False, True], ids=["dense", "grouped"])
-def test_level_counts_that_reach_float32s_last_exact_integer_are_counted_in_float64(grouped):
-    """H·W in Float32 is exact while every count stays below 2²⁴; a batch whose count reaches
-    it is counted again in Float64. 70 000 rows at one level, each with weight 255 in the
-    first replicate, count 17 850 000, which Float32 adding 255 at a time cannot hold; an
-    Int64 sum is the reference."""
-    from relcol.analysis._bootstrap import _GroupWeights, _level_counts, _weighted_counts
+def test_rank_replicates_count_a_level_past_float32s_last_exact_integer_exactly(grouped):
+    """70 000 rows at one level, each with weight 255 in the first replicate, count
+    17 850 000 > 2²⁴, which Float32 adding 255 at a time cannot hold: the replicates are
+    ``rank_metrics`` of the Int64 counts, bit for bit."""
+    from relcol.analysis._bootstrap import _Context, _GroupWeights, _rank_replicates
 
-    n = 70_000
-    weights = np.random.default_rng(0).integers(0, 256, size=(3, n)).astype(np.uint8)
+    n, replicates = 70_000, 3
+    rng = np.random.default_rng(0)
+    weights = rng.integers(0, 256, size=(replicates, n)).astype(np.uint8)
     weights[0] = 255
-    # H row 0: a prediction row on every sample; H row 1: one on each of the first ten
-    row = np.r_[np.zeros(n, dtype=np.int64), np.ones(10, dtype=np.int64)]
-    sid = np.r_[np.arange(n), np.arange(10)]
+    # level 0: a right row on every sample; level 1: a wrong row on each of the first ten
+    part = {
+        "cell": np.zeros(n + 10, dtype=np.int64),
+        "grid": np.r_[np.zeros(n, dtype=np.int64), np.ones(10, dtype=np.int64)],
+        "z": np.r_[np.ones(n), np.zeros(10)],
+        "sid": np.r_[np.arange(n), np.arange(10)],
+    }
     wt = np.c_[np.ones(n, dtype=np.int64), weights.T.astype(np.int64)]
-    exact = np.zeros((2, 4), dtype=np.int64)
-    np.add.at(exact, row, wt[sid])
-    assert exact[0, 1] == 17_850_000 > 2**24
-    if grouped:
-        source, group = _GroupWeights([weights], np.zeros(1, dtype=np.int64)), np.zeros_like(row)
-    else:
-        source, group = wt.astype(np.float32), np.zeros(0)
-    assert not np.array_equal(_weighted_counts(row, sid, group, 2, n, source, np.float32), exact)
-    got = _level_counts(row, sid, group, 2, n, source)
-    assert got.dtype == np.float64
-    np.testing.assert_array_equal(got, exact)
-    small = _level_counts(row[n:] - 1, sid[n:], group[n:], 1, n, source)  # H row 1 alone
-    assert small.dtype == np.float32
-    np.testing.assert_array_equal(small, exact[1:])
-
-
-def test_rank_replicates_from_float64_counts_are_those_from_float32(monkeypatch):
-    """Where both are exact, the rank metrics' replicates do not depend on the counts' dtype:
-    every batch counted in Float64 (the threshold lowered to 0.5) gives the same bits."""
-    from relcol.analysis import _bootstrap
-
-    rows = frame_of(np.random.default_rng(8), samples=120)
-    plain = bootstrap(rows, replicates=200)
-    monkeypatch.setattr(_bootstrap, "_FLOAT32_EXACT", 0.5)
-    dtypes, count = [], _bootstrap._weighted_counts
-    monkeypatch.setattr(
-        _bootstrap, "_weighted_counts", lambda *a: dtypes.append(a[-1]) or count(*a)
+    right, wrong = wt.sum(axis=0), wt[:10].sum(axis=0)
+    assert right[1] == 17_850_000 > 2**24
+    zero = np.zeros_like(right)
+    expected = rank_metrics(
+        np.stack([right, zero]).astype(np.float64), np.stack([zero, wrong]).astype(np.float64)
     )
-    wide = bootstrap(rows, replicates=200)
-    assert np.float64 in dtypes
+    if grouped:
+        source = _GroupWeights([weights], np.zeros(1, dtype=np.int64))
+        part["group"] = np.zeros(n + 10, dtype=np.int64)
+    else:
+        source = wt.astype(np.float32)
+    ctx = _Context(replicates, 15, 0, 1024, 0.8, 0.05, False)
+    got = _rank_replicates(part, 1, n, source, ctx)
     for name in RANK_METRICS:
-        np.testing.assert_array_equal(wide.values[name], plain.values[name], err_msg=name)
-        np.testing.assert_array_equal(wide.points[name], plain.points[name], err_msg=name)
+        np.testing.assert_array_equal(got[name][0], expected[name], err_msg=name)
+
+
+def test_weighted_rank_metrics_are_rank_metrics_of_the_weighted_level_counts():
+    # a cell's rows (ties, levels without rows, samples drawn twice) under 300 columns of
+    # Poisson weights: the same bits as rank_metrics on the counts H·W laid out in an array
+    rng = np.random.default_rng(4)
+    for rows, levels in [(1, 1), (7, 3), (400, 50), (2000, 1024)]:
+        level = np.sort(rng.integers(0, levels, rows))
+        correct = (rng.random(rows) < 0.7).astype(np.float64)
+        sample = rng.integers(0, 150, rows)
+        weights = rng.poisson(1.0, (150, 300)).astype(np.float32)
+        right = np.zeros((levels, 300))
+        wrong = np.zeros((levels, 300))
+        np.add.at(right, level[correct > 0], weights[sample[correct > 0]])
+        np.add.at(wrong, level[correct == 0], weights[sample[correct == 0]])
+        expected = rank_metrics(right, wrong, coverage=0.7, risk=0.1)
+        got = weighted_rank_metrics(level, correct, sample, weights, coverage=0.7, risk=0.1)
+        for name in RANK_METRICS:
+            np.testing.assert_array_equal(got[name], expected[name], err_msg=(name, rows))
 
 
 def test_rank_metrics_of_level_counts():

@@ -24,9 +24,10 @@ the product has unit weights: it reproduces the point estimates, which the tests
 the suite's tables.
 
 **Rank metrics** (AUROC, AUPR, FPR at 95 % TPR, the selective-prediction summaries) are
-not linear in the weights. Their replicates come from counts of right and wrong rows per
-sample and confidence level, again as a product (sparse H · W), followed by the weighted
-Mann–Whitney sums and the risk–coverage steps over the levels, sorted once. A cell with at
+not linear in the weights. Their replicates come from each confidence level's right and
+wrong rows weighted by W (the product H · W of the rows' one-hot levels with W), with the
+weighted Mann–Whitney sums and the risk–coverage steps over the levels, sorted once, in one
+compiled loop per cell that holds the counts of a few levels at a time. A cell with at
 most ``levels`` distinct confidences (default 1024) is exact; a cell with more has its
 distinct confidences grouped into ``levels`` consecutive runs of (nearly) equal size, and
 its replicates are shifted by the exact point estimate minus the grouped one, so the
@@ -92,6 +93,7 @@ from relcol.metrics import (
     replicated,
     stream_key,
     uniform,
+    weighted_rank_metrics,
     width_metrics,
 )
 from relcol.metrics import HASH_ABSORB as ABSORB
@@ -848,8 +850,8 @@ def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _weight_columns(study: str, samples: np.ndarray, ctx: _Context):
     """Wᵀ for ``samples`` with a first column of unit weights (the point estimates), in
-    Float64 for the linear sums and Float32 for the level counts (exact integers below 2²⁴,
-    ``_level_counts``)."""
+    Float64 for the linear sums and Float32 for the rank metrics' level counts (the weights
+    are integers below 2⁸, exact in it, and the counts are summed in Float64)."""
     cached = ctx.cache.get("weights")
     if cached is not None and cached[0] == study and np.array_equal(cached[1], samples):
         return cached[2], cached[3]
@@ -1000,89 +1002,24 @@ def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np
 def _rank_replicates(
     part: dict, n_cells: int, n_samples: int, wt32: np.ndarray | _GroupWeights, ctx: _Context
 ) -> dict[str, np.ndarray]:
-    """Per cell × (1 + B): the rank metrics on the grouped levels, from H · W.
-
-    Cells go through the kernel a few at a time as (levels × cells × replicates) arrays,
-    padded with empty levels at the top (which change no metric), the right and the wrong
-    counts each one contiguous array."""
-    cell, grid = part["cell"], part["grid"]
-    size = np.zeros(n_cells, dtype=np.int64)
-    np.maximum.at(size, cell, grid + 1)
-    out = {name: np.empty((n_cells, ctx.replicates + 1)) for name in RANK_METRICS}
-    bounds = np.searchsorted(cell, np.arange(n_cells + 1))
-    for c0 in range(0, n_cells, _KERNEL_CELLS):
-        c1 = min(n_cells, c0 + _KERNEL_CELLS)
-        k, width = c1 - c0, int(size[c0:c1].max())
-        lo, hi = bounds[c0], bounds[c1]
-        # right and wrong rows in two halves: each half is contiguous for the kernel
-        row = (part["z"][lo:hi].astype(np.int64) * width + grid[lo:hi]) * k + cell[lo:hi] - c0
-        level_counts = _level_counts(
-            row,
-            part["sid"][lo:hi],
-            part.get("group", np.zeros(0))[lo:hi],
-            width * 2 * k,
-            n_samples,
-            wt32,
-        ).reshape(2, width, k, -1)  # exact integers
-        metrics = rank_metrics(level_counts[1], level_counts[0], ctx.coverage, ctx.risk)
+    """Per cell × (1 + B): the rank metrics on the grouped levels, each cell's rows weighted
+    by W's columns (its group's, for a ``_GroupWeights``) in one compiled loop."""
+    bounds = np.searchsorted(part["cell"], np.arange(n_cells + 1))
+    grid, z, sid, group = part["grid"], part["z"], part["sid"], part.get("group")
+    out = {name: np.full((n_cells, ctx.replicates + 1), np.nan) for name in RANK_METRICS}
+    for c in range(n_cells):
+        lo, hi = bounds[c], bounds[c + 1]
+        if hi == lo:  # no rows: every rank metric undefined
+            continue
+        weights = wt32
+        if isinstance(wt32, _GroupWeights):
+            weights = wt32.columns(group[lo], np.float32)  # each cell's rows are one group's
+        metrics = weighted_rank_metrics(
+            grid[lo:hi], z[lo:hi], sid[lo:hi], weights, ctx.coverage, ctx.risk
+        )
         for name in RANK_METRICS:
-            out[name][c0:c1] = metrics[name]
+            out[name][c] = metrics[name]
     return out
-
-
-def _level_counts(
-    row: np.ndarray,
-    sid: np.ndarray,
-    group: np.ndarray,
-    height: int,
-    n_samples: int,
-    wt32: np.ndarray | _GroupWeights,
-) -> np.ndarray:
-    """H·W: the weighted count of each row of H (level × right/wrong × cell), H sparse
-    (a one per prediction row at its sample), per group of samples with a block's groups.
-
-    In Float32, exact while every count stays below 2²⁴ (the weights are non-negative
-    integers, so every partial sum is below the count it adds up to, and a Float32 sum that
-    passes 2²⁴ stays at or above it): a batch with a count that reaches 2²⁴ (tens of
-    millions of rows at one level of one cell) is counted again in Float64."""
-    counts = _weighted_counts(row, sid, group, height, n_samples, wt32, np.float32)
-    if counts.max(initial=0.0) < _FLOAT32_EXACT:
-        return counts
-    return _weighted_counts(row, sid, group, height, n_samples, wt32, np.float64)
-
-
-#: Integers up to this are exact in Float32, and so are their sums below it.
-_FLOAT32_EXACT = 2.0**24
-
-
-def _weighted_counts(
-    row: np.ndarray,
-    sid: np.ndarray,
-    group: np.ndarray,
-    height: int,
-    n_samples: int,
-    weights: np.ndarray | _GroupWeights,
-    dtype: type,
-) -> np.ndarray:
-    """``_level_counts`` in ``dtype`` (Float32 weights are widened when it is Float64)."""
-    if not isinstance(weights, _GroupWeights):
-        counts = sparse.csr_matrix(
-            (np.ones(len(row), dtype=dtype), (row, sid)), shape=(height, n_samples)
-        )
-        return counts @ weights.astype(dtype, copy=False)
-    out = np.zeros((height, weights.weights[0].shape[0] + 1), dtype=dtype)
-    for g in np.unique(group):
-        mine = group == g
-        counts = sparse.csr_matrix(
-            (np.ones(np.count_nonzero(mine), dtype=dtype), (row[mine], sid[mine])),
-            shape=(height, weights.size(g)),
-        )
-        out += counts @ weights.columns(g, dtype)  # each H row is one cell's: one group's
-    return out
-
-
-#: Cells per call of the rank kernel in the replicates.
-_KERNEL_CELLS = 4
 
 
 def _threads() -> int:

@@ -98,6 +98,7 @@ from relcol.metrics._kernels import (
     moment_metrics,
     rank_metrics,
     row_mean,
+    weighted_rank_metrics,
 )
 from relcol.metrics._proba import _brier_terms as brier_terms
 from relcol.metrics._proba import _nll_terms as nll_terms
@@ -287,5 +288,6 @@ __all__ = [
     "stream_key",
     "uniform",
     "view_metrics",
+    "weighted_rank_metrics",
     "width_metrics",
 ]

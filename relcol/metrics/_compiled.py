@@ -5,8 +5,10 @@ running sums, their differences, four weighted sums, the threshold searches), ea
 array in memory; the bootstrap calls them on thousands of levels × replicates per cell, and
 they were the largest share of ``relcol report``. Here every group walks its levels once,
 keeping its running counts in registers, in Float64 whatever the input's dtype (the counts
-are exact small integers in either). Imported on first use, so importing ``relcol.metrics``
-does not import numba; compiled once per input dtype and cached beside this file.
+are exact small integers in either). ``rank_rows`` does the same for one cell's rows under
+many columns of weights, summing each level's counts as it goes. Imported on first use, so
+importing ``relcol.metrics`` does not import numba; compiled once per input dtype and cached
+beside this file.
 """
 
 from __future__ import annotations
@@ -108,8 +110,58 @@ def rank_pass(right, wrong, coverage, risk):
         for g in range(groups):
             n1[g] += right[level, g]
             n0[g] += wrong[level, g]
-    # the running values of every group, in the order of ``_level``'s state
-    running = (
+    running = _running(groups)
+    _passes(right, wrong, n1, n0, coverage, risk, running)
+    return _finish(running, n1, n0), n1, n1 + n0
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def rank_rows(level, correct, sample, weights, coverage, risk):
+    """``rank_pass`` of one cell's rows, weighted: each column's right and wrong counts at a
+    level are the sums of ``weights[sample, column]`` over the level's right and wrong rows.
+
+    ``level`` (non-decreasing), ``correct`` and ``sample`` give the rows, ``weights`` (samples ×
+    columns) the weights. This is the product H·W of the rows' one-hot levels H with the
+    weights and ``rank_pass`` on it in one loop, holding the counts of ``LEVELS_PER_PASS``
+    levels at a time instead of every level's; a level with no rows is left out, which changes
+    no metric. The sums are exact (integer weights in Float64), so the counts, and every value
+    after them, are those ``rank_pass`` gets from the same counts laid out in an array."""
+    rows, columns = len(level), weights.shape[1]
+    n1 = np.zeros(columns)
+    n0 = np.zeros(columns)
+    for i in range(rows):
+        _add_row(n1 if correct[i] else n0, weights, sample[i])
+    running = _running(columns)
+    right = np.empty((LEVELS_PER_PASS, columns))
+    wrong = np.empty((LEVELS_PER_PASS, columns))
+    i = 0
+    while i < rows:
+        taken = 0
+        while taken < LEVELS_PER_PASS and i < rows:
+            right[taken] = 0.0
+            wrong[taken] = 0.0
+            first = level[i]
+            while i < rows and level[i] == first:
+                _add_row(right[taken] if correct[i] else wrong[taken], weights, sample[i])
+                i += 1
+            taken += 1
+        _passes(right[:taken], wrong[:taken], n1, n0, coverage, risk, running)
+    return _finish(running, n1, n0), n1, n1 + n0
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_row(counts, weights, sample):
+    """Add row ``sample`` of ``weights`` to ``counts``."""
+    row = weights[sample]
+    for b in range(len(counts)):
+        counts[b] += row[b]
+
+
+@numba.njit(cache=True, nogil=True)
+def _running(groups):
+    """Every group's running values, one array each in the order of ``_level``'s state."""
+    return (
         np.zeros(groups),
         np.zeros(groups),
         np.zeros(groups),
@@ -120,8 +172,14 @@ def rank_pass(right, wrong, coverage, risk):
         np.zeros(groups),
         np.full(groups, np.nan),
     )
-    # whole passes of LEVELS_PER_PASS levels (a constant count: the loop unrolls and
-    # vectorises), then the levels left over one pass each
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _passes(right, wrong, n1, n0, coverage, risk, running):
+    """``running`` after the levels of ``right``/``wrong`` (levels × groups): whole passes of
+    ``LEVELS_PER_PASS`` levels (a constant count: the loop unrolls and vectorises), then the
+    levels left over one pass each."""
+    levels, groups = right.shape
     whole = levels - levels % LEVELS_PER_PASS
     for start in range(0, whole, LEVELS_PER_PASS):
         for g in range(groups):
@@ -134,29 +192,25 @@ def rank_pass(right, wrong, coverage, risk):
         for g in range(groups):
             r, w = np.float64(right[level, g]), np.float64(wrong[level, g])
             _hold(running, g, _level(r, w, n1[g], n0[g], coverage, risk, _held(running, g)))
-    (
-        _,
-        _,
-        rank_sum,
-        error_precision,
-        success_precision,
-        risk_sum,
-        false_positives,
-        within,
-        at_coverage,
-    ) = running
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _finish(running, n1, n0):
+    """``RANK_PASS`` (7 × groups) from the running values after the last level."""
+    _, _, rank_sum, error_precision, success_precision, risk_sum, fp, within, at = running
+    groups = len(n1)
     out = np.full((7, groups), np.nan)
     for g in range(groups):
         n = n1[g] + n0[g]
         if n1[g] > 0 and n0[g] > 0:
             out[0, g] = rank_sum[g] / (n1[g] * n0[g])
-            out[3, g] = false_positives[g] / n0[g]
+            out[3, g] = fp[g] / n0[g]
         if n1[g] > 0:
             out[1, g] = success_precision[g] / n1[g]
         if n0[g] > 0:
             out[2, g] = error_precision[g] / n0[g]
         if n > 0:
             out[4, g] = risk_sum[g] / n
-            out[5, g] = at_coverage[g]
+            out[5, g] = at[g]
             out[6, g] = within[g] / n
-    return out, n1, n1 + n0
+    return out

@@ -266,7 +266,7 @@ def rank_metrics(
     >>> float(out["auroc"]), float(out["fpr_at_95tpr"])
     (0.875, 0.5)
     """
-    from relcol.metrics._compiled import RANK_PASS, rank_pass  # numba: on first use only
+    from relcol.metrics._compiled import rank_pass  # numba: on first use only
 
     right, wrong = np.asarray(right), np.asarray(wrong)
     if not np.issubdtype(right.dtype, np.floating):
@@ -276,7 +276,53 @@ def rank_metrics(
     def columns(counts: np.ndarray) -> np.ndarray:  # contiguous: the compiled loop vectorises
         return np.ascontiguousarray(counts.reshape(len(counts), -1))
 
-    flat, n1, n = rank_pass(columns(right), columns(wrong), float(coverage), float(risk))
+    passed = rank_pass(columns(right), columns(wrong), float(coverage), float(risk))
+    return _rank_named(*passed, groups)
+
+
+def weighted_rank_metrics(
+    level: np.ndarray,
+    correct: np.ndarray,
+    sample: np.ndarray,
+    weights: np.ndarray,
+    coverage: float = 0.8,
+    risk: float = 0.05,
+) -> dict[str, np.ndarray]:
+    """``rank_metrics`` of one group of rows under each column of ``weights``: the counts of a
+    level are the weights of its right and its wrong rows summed, as ``rank_metrics`` would
+    get them from the product of the rows' one-hot levels with the weights, in one compiled
+    loop that never holds every level's counts (``relcol.metrics._compiled.rank_rows``).
+
+    Parameters
+    ----------
+    level
+        Each row's confidence level (non-decreasing integers: the rows sorted by confidence).
+    correct
+        Each row's outcome (non-zero: right).
+    sample
+        Each row's row of ``weights``.
+    weights
+        (samples × columns) non-negative integer weights (any float dtype); the sums are
+        taken in Float64, exact below 2⁵³.
+    coverage, risk
+        As in ``rank_metrics``.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``rank_metrics``' names, each with one value per column of ``weights``.
+    """
+    from relcol.metrics._compiled import rank_rows  # numba: on first use only
+
+    passed = rank_rows(level, correct, sample, weights, float(coverage), float(risk))
+    return _rank_named(*passed, (weights.shape[1],))
+
+
+def _rank_named(flat: np.ndarray, n1: np.ndarray, n: np.ndarray, groups: tuple) -> dict:
+    """The rank kernel's output by name, shaped ``groups``, with ``aurc_optimal`` and
+    ``e_aurc`` from its counts."""
+    from relcol.metrics._compiled import RANK_PASS
+
     out = {name: flat[i].reshape(groups) for i, name in enumerate(RANK_PASS)}
     out["aurc_optimal"] = aurc_optimal_kernel(n.reshape(groups), n1.reshape(groups))
     out["e_aurc"] = out["aurc"] - out["aurc_optimal"]
