@@ -388,22 +388,37 @@ def test_rank_replicates_count_a_level_past_float32s_last_exact_integer_exactly(
 
 
 def test_weighted_rank_metrics_are_rank_metrics_of_the_weighted_level_counts():
-    # a cell's rows (ties, levels without rows, samples drawn twice) under 300 columns of
-    # Poisson weights: the same bits as rank_metrics on the counts H·W laid out in an array
+    # groups of rows (ties, levels without rows, samples drawn twice, a group without rows)
+    # under 300 columns of Poisson weights, in one call: each group's values are the bits of
+    # rank_metrics on its counts H·W laid out in an array
     rng = np.random.default_rng(4)
-    for rows, levels in [(1, 1), (7, 3), (400, 50), (2000, 1024)]:
+    weights = rng.poisson(1.0, (150, 300)).astype(np.float32)
+    shapes = [(1, 1), (7, 3), (0, 1), (400, 50), (2000, 1024)]
+    groups = []
+    for rows, levels in shapes:
         level = np.sort(rng.integers(0, levels, rows))
-        correct = (rng.random(rows) < 0.7).astype(np.float64)
-        sample = rng.integers(0, 150, rows)
-        weights = rng.poisson(1.0, (150, 300)).astype(np.float32)
+        groups.append(
+            (level, (rng.random(rows) < 0.7).astype(np.float64), rng.integers(0, 150, rows))
+        )
+    bounds = np.cumsum([0] + [rows for rows, _ in shapes])
+    got = weighted_rank_metrics(
+        *(np.concatenate(column) for column in zip(*groups, strict=True)),
+        weights,
+        bounds,
+        coverage=0.7,
+        risk=0.1,
+    )
+    for g, ((level, correct, sample), (rows, levels)) in enumerate(
+        zip(groups, shapes, strict=True)
+    ):
         right = np.zeros((levels, 300))
         wrong = np.zeros((levels, 300))
         np.add.at(right, level[correct > 0], weights[sample[correct > 0]])
         np.add.at(wrong, level[correct == 0], weights[sample[correct == 0]])
         expected = rank_metrics(right, wrong, coverage=0.7, risk=0.1)
-        got = weighted_rank_metrics(level, correct, sample, weights, coverage=0.7, risk=0.1)
         for name in RANK_METRICS:
-            np.testing.assert_array_equal(got[name], expected[name], err_msg=(name, rows))
+            np.testing.assert_array_equal(got[name][g], expected[name], err_msg=f"{name} {rows}")
+    assert np.isnan(got["auroc"][2]).all()
 
 
 def test_rank_metrics_of_level_counts():

@@ -1003,22 +1003,32 @@ def _rank_replicates(
     part: dict, n_cells: int, n_samples: int, wt32: np.ndarray | _GroupWeights, ctx: _Context
 ) -> dict[str, np.ndarray]:
     """Per cell × (1 + B): the rank metrics on the grouped levels, each cell's rows weighted
-    by W's columns (its group's, for a ``_GroupWeights``) in one compiled loop."""
-    bounds = np.searchsorted(part["cell"], np.arange(n_cells + 1))
-    grid, z, sid, group = part["grid"], part["z"], part["sid"], part.get("group")
+    by W's columns in one compiled loop; with a ``_GroupWeights``, each run of consecutive
+    cells of one group by that group's columns."""
     out = {name: np.full((n_cells, ctx.replicates + 1), np.nan) for name in RANK_METRICS}
-    for c in range(n_cells):
-        lo, hi = bounds[c], bounds[c + 1]
-        if hi == lo:  # no rows: every rank metric undefined
-            continue
-        weights = wt32
-        if isinstance(wt32, _GroupWeights):
-            weights = wt32.columns(group[lo], np.float32)  # each cell's rows are one group's
+    rows = len(part["cell"])
+    if not rows:  # no rows: every rank metric undefined
+        return out
+    bounds = np.searchsorted(part["cell"], np.arange(n_cells + 1))
+    edges, groups = np.array([0, n_cells]), [None]
+    if isinstance(wt32, _GroupWeights):
+        # each cell's group from its first row (a cell without rows reads no weights)
+        group = part["group"][np.minimum(bounds[:-1], rows - 1)]
+        edges = np.r_[np.flatnonzero(np.r_[True, group[1:] != group[:-1]]), n_cells]
+        groups = group[edges[:-1]]
+    for c0, c1, g in zip(edges[:-1], edges[1:], groups, strict=True):
+        lo, hi = bounds[c0], bounds[c1]
         metrics = weighted_rank_metrics(
-            grid[lo:hi], z[lo:hi], sid[lo:hi], weights, ctx.coverage, ctx.risk
+            part["grid"][lo:hi],
+            part["z"][lo:hi],
+            part["sid"][lo:hi],
+            wt32 if g is None else wt32.columns(g, np.float32),
+            bounds[c0 : c1 + 1] - lo,
+            ctx.coverage,
+            ctx.risk,
         )
         for name in RANK_METRICS:
-            out[name][c] = metrics[name]
+            out[name][c0:c1] = metrics[name]
     return out
 
 

@@ -117,37 +117,46 @@ def rank_pass(right, wrong, coverage, risk):
 
 @held_while_compiling
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def rank_rows(level, correct, sample, weights, coverage, risk):
-    """``rank_pass`` of one cell's rows, weighted: each column's right and wrong counts at a
+def rank_rows(level, correct, sample, weights, bounds, coverage, risk):
+    """``rank_pass`` of groups of rows, weighted: each column's right and wrong counts at a
     level are the sums of ``weights[sample, column]`` over the level's right and wrong rows.
 
-    ``level`` (non-decreasing), ``correct`` and ``sample`` give the rows, ``weights`` (samples ×
+    ``level`` (non-decreasing within a group), ``correct`` and ``sample`` give the rows, group
+    after group (``bounds``: each group's first row, then the end), ``weights`` (samples ×
     columns) the weights. This is the product H·W of the rows' one-hot levels H with the
     weights and ``rank_pass`` on it in one loop, holding the counts of ``LEVELS_PER_PASS``
     levels at a time instead of every level's; a level with no rows is left out, which changes
     no metric. The sums are exact (integer weights in Float64), so the counts, and every value
-    after them, are those ``rank_pass`` gets from the same counts laid out in an array."""
-    rows, columns = len(level), weights.shape[1]
-    n1 = np.zeros(columns)
-    n0 = np.zeros(columns)
-    for i in range(rows):
-        _add_row(n1 if correct[i] else n0, weights, sample[i])
-    running = _running(columns)
+    after them, are those ``rank_pass`` gets from the same counts laid out in an array.
+    Returns ``rank_pass``'s three arrays with a leading axis of groups after theirs."""
+    groups, columns = len(bounds) - 1, weights.shape[1]
+    out = np.empty((7, groups, columns))
+    n1 = np.zeros((groups, columns))
+    n = np.zeros((groups, columns))
     right = np.empty((LEVELS_PER_PASS, columns))
     wrong = np.empty((LEVELS_PER_PASS, columns))
-    i = 0
-    while i < rows:
-        taken = 0
-        while taken < LEVELS_PER_PASS and i < rows:
-            right[taken] = 0.0
-            wrong[taken] = 0.0
-            first = level[i]
-            while i < rows and level[i] == first:
-                _add_row(right[taken] if correct[i] else wrong[taken], weights, sample[i])
-                i += 1
-            taken += 1
-        _passes(right[:taken], wrong[:taken], n1, n0, coverage, risk, running)
-    return _finish(running, n1, n0), n1, n1 + n0
+    for group in range(groups):
+        lo, hi = bounds[group], bounds[group + 1]
+        right_total = n1[group]
+        wrong_total = np.zeros(columns)
+        for i in range(lo, hi):
+            _add_row(right_total if correct[i] else wrong_total, weights, sample[i])
+        running = _running(columns)
+        i = lo
+        while i < hi:
+            taken = 0
+            while taken < LEVELS_PER_PASS and i < hi:
+                right[taken] = 0.0
+                wrong[taken] = 0.0
+                first = level[i]
+                while i < hi and level[i] == first:
+                    _add_row(right[taken] if correct[i] else wrong[taken], weights, sample[i])
+                    i += 1
+                taken += 1
+            _passes(right[:taken], wrong[:taken], right_total, wrong_total, coverage, risk, running)
+        out[:, group] = _finish(running, right_total, wrong_total)
+        n[group] = right_total + wrong_total
+    return out, n1, n
 
 
 @numba.njit(cache=True, nogil=True)

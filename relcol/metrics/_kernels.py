@@ -285,10 +285,11 @@ def weighted_rank_metrics(
     correct: np.ndarray,
     sample: np.ndarray,
     weights: np.ndarray,
+    bounds: np.ndarray | None = None,
     coverage: float = 0.8,
     risk: float = 0.05,
 ) -> dict[str, np.ndarray]:
-    """``rank_metrics`` of one group of rows under each column of ``weights``: the counts of a
+    """``rank_metrics`` of groups of rows under each column of ``weights``: the counts of a
     level are the weights of its right and its wrong rows summed, as ``rank_metrics`` would
     get them from the product of the rows' one-hot levels with the weights, in one compiled
     loop that never holds every level's counts (``relcol.metrics._compiled.rank_rows``).
@@ -296,7 +297,8 @@ def weighted_rank_metrics(
     Parameters
     ----------
     level
-        Each row's confidence level (non-decreasing integers: the rows sorted by confidence).
+        Each row's confidence level (non-decreasing within a group: the rows sorted by
+        confidence).
     correct
         Each row's outcome (non-zero: right).
     sample
@@ -304,18 +306,23 @@ def weighted_rank_metrics(
     weights
         (samples × columns) non-negative integer weights (any float dtype); the sums are
         taken in Float64, exact below 2⁵³.
+    bounds
+        Each group's first row, then the number of rows (default: the rows are one group).
     coverage, risk
         As in ``rank_metrics``.
 
     Returns
     -------
     dict of str to numpy.ndarray
-        ``rank_metrics``' names, each with one value per column of ``weights``.
+        ``rank_metrics``' names, each (groups × columns).
     """
     from relcol.metrics._compiled import rank_rows  # numba: on first use only
 
-    passed = rank_rows(level, correct, sample, weights, float(coverage), float(risk))
-    return _rank_named(*passed, (weights.shape[1],))
+    if bounds is None:
+        bounds = np.array([0, len(level)])
+    bounds = np.asarray(bounds, dtype=np.int64)
+    passed = rank_rows(level, correct, sample, weights, bounds, float(coverage), float(risk))
+    return _rank_named(*passed, (len(bounds) - 1, weights.shape[1]))
 
 
 def _rank_named(flat: np.ndarray, n1: np.ndarray, n: np.ndarray, groups: tuple) -> dict:
