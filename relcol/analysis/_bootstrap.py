@@ -767,7 +767,8 @@ def _product(
         rows["sid"] = sid[bounds[c0] : bounds[c1]]
         return rows
 
-    # batches of cells whose dense D (samples × statistics) and level counts stay small
+    # batches of cells whose dense D (samples × statistics) stays small, and of cells with
+    # about equal rank-kernel work (levels × replicates), so that the threads share it evenly
     statistics = 6 * ctx.bins + 3 * ctx.bins + 9
     if isinstance(wt, _GroupWeights):  # a cell's D spans its group's samples only
         sizes = np.array([wt.size(g) for g in range(len(wt.weights))])

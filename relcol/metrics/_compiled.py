@@ -128,7 +128,7 @@ def rank_rows(level, correct, sample, weights, bounds, coverage, risk):
     levels at a time instead of every level's; a level with no rows is left out, which changes
     no metric. The sums are exact (integer weights in Float64), so the counts, and every value
     after them, are those ``rank_pass`` gets from the same counts laid out in an array.
-    Returns ``rank_pass``'s three arrays with a leading axis of groups after theirs."""
+    Returns ``RANK_PASS`` (7 × groups × columns), n₁ and n (groups × columns)."""
     groups, columns = len(bounds) - 1, weights.shape[1]
     out = np.empty((7, groups, columns))
     n1 = np.zeros((groups, columns))
