@@ -71,6 +71,37 @@ def test_a_figure_that_fails_on_a_worker_fails_the_page_with_its_own_error(monke
     assert "f" not in here and "d0" not in here  # both were handed to the worker first
 
 
+def test_a_drawing_worker_imports_what_figures_need_and_no_table_or_statistics_library(
+    monkeypatch,
+):
+    # the worker's imports take its core while the report computes its tables: the figures
+    # need matplotlib, Polars and the drawing modules, not great-tables, the statistical
+    # layer or SciPy (about 2 s more of one core on the development machine)
+    from relcol.report._figures import degradation_figure
+    from relcol.report._layout import figure
+    from tests.test_analysis import DIVERGING_CALIBRATION as CALIBRATION
+
+    heavy = (
+        "great_tables",
+        "scipy",
+        "sklearn",
+        "relcol.analysis._bootstrap",
+        "relcol.report._html",
+    )
+    watched = ("matplotlib", "polars", *heavy)
+    here = _figures_drawn_here(monkeypatch)
+    with drawing_workers(1), drawing(0) as figures:
+        html = "".join(
+            figure(drawn_svg(degradation_figure, CALIBRATION, id_prefix=f"d{i}"), "caption")
+            for i in range(4)
+        )
+        figures.fill(html)
+        pool, _ = _drawing._WORKERS.get()
+        loaded = pool.submit(eval, f"[m for m in {watched!r} if m in __import__('sys').modules]")
+        assert loaded.result() == ["matplotlib", "polars"]
+    assert len(here) == 2  # the worker drew the other two
+
+
 @linux_only
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, InputError])
 def test_workers_end_with_their_block_even_when_it_fails(stop):
