@@ -4,6 +4,7 @@ legends fit their figures, and bad input gets one clear error."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import matplotlib
@@ -296,6 +297,44 @@ def test_single_corruption_figures_are_readable_with_whole_legends(tables):
         _legend_fits_and_is_clear(fig)
     rel = figures[0]
     assert rel.axes[0].get_window_extent().width / rel.dpi >= 1.45 * 1.3  # panels grew
+
+
+def test_grids_with_limits_set_once_are_the_grids_with_limits_set_as_each_line_is_added(
+    tables, monkeypatch
+):
+    # a degradation figure is autoscaled once, after its lines and bands (_autoscaled_at_end);
+    # a reliability figure sets the unit view on its first panel, which every panel shares
+    # (_unit_square): the same limits and the same SVG as setting them panel by panel
+    cal = _one_dataset(tables["calibration"]).with_columns(
+        **{
+            f"{metric}_{end}": pl.col(metric) + step
+            for metric in ("accuracy", "mean_confidence", "ece", "gap")
+            for end, step in (("lo", -0.02), ("hi", 0.03))
+        }
+    )
+    bins = _one_dataset(tables["reliability"].filter(pl.col("binning") == "width"))
+
+    def drawn():
+        figures = [
+            F.degradation_figure(cal),
+            F.reliability_figure(bins, edges=15, title="wine"),
+        ]
+        limits = [[(ax.get_xlim(), ax.get_ylim()) for ax in fig.axes] for fig in figures]
+        bands = sum(len(ax.collections) for ax in figures[0].axes)
+        svgs = [F.figure_svg(fig, id_prefix="f") for fig in figures]
+        return limits, bands, svgs
+
+    limits, bands, svgs = drawn()
+    assert bands == 4 * cal.select("model", "corruption").n_unique()  # one band per line
+    ece = cal.get_column("ece_hi").max()
+    ece_panels = [ax for ax in F.degradation_figure(cal).axes if ax.get_ylabel() == "ECE"]
+    assert ece_panels and all(ax.get_ylim()[1] > ece for ax in ece_panels)
+    assert {lim for fig in limits[1:] for lim in fig} == {(F._UNIT_VIEW, F._UNIT_VIEW)}
+
+    monkeypatch.setattr(F, "_autoscaled_at_end", lambda axes: contextlib.nullcontext())
+    unit_square = F._unit_square
+    monkeypatch.setattr(F, "_unit_square", lambda ax, view=True: unit_square(ax))
+    assert drawn() == (limits, bands, svgs)
 
 
 def test_six_corruptions_stay_within_a_1400_pixel_page(tables):

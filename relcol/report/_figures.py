@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +163,29 @@ def _figure(
     )
     fig._relcol_margins = {"top": top, "bottom": bottom, "left": left}  # inches
     return fig, axes
+
+
+@contextmanager
+def _autoscaled_at_end(axes) -> Iterator[None]:
+    """Inside the block, adding a line or a band moves no view limits; at its end each of
+    ``axes`` (an array) is autoscaled once, to everything drawn.
+
+    matplotlib autoscales at once when a band (a collection) is added after anything else,
+    and an axes' limits reach every axes that shares them: a grid's view limits were computed
+    again for each band, over the whole row and column. An axes' autoscaled limits are those
+    of the data drawn on it and on the axes that share its limits, whatever the order they
+    were added in, so the limits at the end are the same (the built-in study's three
+    degradation figures: the same SVG, built and exported in 7.8–8.2 s instead of 8.3–8.7 s
+    on the development machine).
+    """
+    flat = list(axes.flat)
+    for ax in flat:
+        ax.set_autoscale_on(False)
+    yield
+    for ax in flat:
+        ax.set_autoscale_on(True)
+    for ax in flat:
+        ax.autoscale_view()
 
 
 def _legend(fig: Figure, handles: list, *, ncols: int, y: float = 0.0):
@@ -310,20 +334,21 @@ def degradation_figure(
             len(panels), ncols, panel=(1.75, 1.3), left=0.85, top=0.6, bottom=0.85,
             sharex="col", sharey="row",
         )  # fmt: skip
-        for j, corruption in enumerate(corruptions):
-            rows = calibration.filter(pl.col("corruption") == corruption)
-            x = "realised_rate" if corruption in realised else "severity"
-            for i, (metric, label) in enumerate(panels):
-                ax = axes[i, j]
-                if metric == "gap":
-                    ax.axhline(0.0, color=GREY, lw=0.8, zorder=1)
-                _degradation_panel(ax, rows, metric, models, styles, x=x)
-                if i == 0:
-                    ax.set_title(_plain(corruption))
-                if i == len(panels) - 1:
-                    ax.set_xlabel("realised rate" if x == "realised_rate" else "severity d")
-                if j == 0:
-                    ax.set_ylabel(label)
+        with _autoscaled_at_end(axes):
+            for j, corruption in enumerate(corruptions):
+                rows = calibration.filter(pl.col("corruption") == corruption)
+                x = "realised_rate" if corruption in realised else "severity"
+                for i, (metric, label) in enumerate(panels):
+                    ax = axes[i, j]
+                    if metric == "gap":
+                        ax.axhline(0.0, color=GREY, lw=0.8, zorder=1)
+                    _degradation_panel(ax, rows, metric, models, styles, x=x)
+                    if i == 0:
+                        ax.set_title(_plain(corruption))
+                    if i == len(panels) - 1:
+                        ax.set_xlabel("realised rate" if x == "realised_rate" else "severity d")
+                    if j == 0:
+                        ax.set_ylabel(label)
         _share_probability_scale(axes, calibration, panels)
         _legend(fig, _model_handles(styles, models), ncols=min(6, 2 * ncols + 1))
         fig.suptitle(_plain(title), fontsize=11, fontweight="bold")
@@ -520,13 +545,20 @@ def reliability_panel(
                        zorder=4, **look)  # fmt: skip
 
 
-def _unit_square(ax: Axes) -> None:
-    """The diagonal of perfect calibration and view limits that show [0, 1]² whole."""
+def _unit_square(ax: Axes, *, view: bool = True) -> None:
+    """The diagonal of perfect calibration and view limits that show [0, 1]² whole.
+
+    ``view=False`` draws the diagonal alone, for an axes that shares its limits and ticks
+    with one that has them. Set again on each of a grid's panels, they were set on all the
+    others each time: the built-in study's three reliability figures took 2.5 s to build
+    that way, 1.3–1.5 s with the view set once (the same SVG).
+    """
     ax.plot([0, 1], [0, 1], color=GREY, lw=0.8, ls=(0, (3, 2)), zorder=1)
-    ax.set_xlim(*_UNIT_VIEW)
-    ax.set_ylim(*_UNIT_VIEW)
-    ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
-    ax.set_yticks([0, 0.5, 1], ["0", ".5", "1"])
+    if view:
+        ax.set_xlim(*_UNIT_VIEW)
+        ax.set_ylim(*_UNIT_VIEW)
+        ax.set_xticks([0, 0.5, 1], ["0", ".5", "1"])
+        ax.set_yticks([0, 0.5, 1], ["0", ".5", "1"])
     ax.set_aspect("equal")
 
 
@@ -584,7 +616,7 @@ def reliability_figure(
     with rc_context(_RC | {"axes.grid": False}):
         fig, axes, panels = _model_grid(bins, styles, height=1.45, top=0.75)
         for ax, part, model, column, style in panels:
-            _unit_square(ax)
+            _unit_square(ax, view=ax is axes[0, 0])  # the grid's panels share x and y
             reliability_panel(ax, part, style, edges=edges, min_samples=min_samples)
             if not part.is_empty():
                 total = int(part.get_column("n").sum())
