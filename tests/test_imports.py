@@ -309,6 +309,26 @@ def test_the_report_imports_no_model_library(tiny_warehouse, tmp_path):
     assert loaded.isdisjoint({"sklearn", "lightgbm"}), loaded
 
 
+def test_a_report_of_a_study_that_is_not_there_says_so_before_importing_the_reports_libraries(
+    small_warehouse,
+):
+    # the tables' and the page's libraries (about 2 s) are imported once the drawing workers
+    # are started; a study or a warehouse that is not there is said before that
+    wh, _ = small_warehouse
+    watched = (*HEAVY, "relcol.analysis._bootstrap", "relcol.report._html")
+    for where, error in ((wh.root, "'nope'"), (wh.root / "missing", "no warehouse at")):
+        code = (
+            "import sys\n"
+            "from relcol.cli import main\n"
+            "try:\n"
+            f"    main(['report', '--warehouse', {str(where)!r}, '--study', 'nope'])\n"
+            "except SystemExit as exit:\n"
+            f"    print(exit.code, [m for m in {watched!r} if m in sys.modules])\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert error in done.stderr and done.stdout == "2 []\n", (done.stdout, done.stderr)
+
+
 @pytest.mark.parametrize(
     "first", ["import relcol.report", "import relcol; relcol.report", "from relcol import report"]
 )

@@ -13,11 +13,9 @@ from pathlib import Path
 import polars as pl
 
 from relcol import _interrupts as interrupts
-from relcol.analysis import name_label_codes
 from relcol.errors import OutputError, WarehouseError
-from relcol.report import SECTIONS, drawing_workers, page_workers, terminal_summary, write_report
+from relcol.report import drawing_workers, page_workers
 from relcol.store import MATERIALISED, Warehouse, os_error, publish_folder, staged_folder
-from relcol.workflows._report_tables import ECE_NULL_DRAWS, report_tables
 from relcol.workflows._shared import study_of
 
 
@@ -65,14 +63,7 @@ def report(
     with ``total`` the same in every call, so a caller can draw a progress bar on its first
     call.
     """
-    steps = ["tables", "warehouse", *SECTIONS, "figures", "files"]
-    done = iter(range(1, len(steps) + 1))
-
-    def advance(step: str) -> None:
-        if progress is not None:
-            progress(step, next(done), len(steps))
-
-    wh, study = study_of(warehouse, study)
+    wh, study = study_of(warehouse, study)  # said before the report's libraries are imported
     out_dir = Path(out) if out is not None else Path("reports") / study
     wh.writable()
     wh.create()  # rewrites a damaged schema file (it is derived from the code)
@@ -87,8 +78,13 @@ def report(
         settings |= {"noise": noise, "stability_at": stability_at, "resilience_at": resilience_at}
         settings |= {"compare": compare, "backend": backend, "jobs": jobs}
         # the page's figures are drawn beside this process for a large study: its workers
-        # start now, to be ready when the tables are
+        # start now, to be ready when the tables are. Their imports run on another core
+        # while this process imports the libraries of the tables and the page (here, not
+        # with this module), rather than beside the tables' threads.
         with drawing_workers(page_workers(_rows(wh, study))):
+            from relcol.report import SECTIONS, write_report
+
+            advance = _progress(progress, ["tables", "warehouse", *SECTIONS, "figures", "files"])
             tables, meta = _report_content(wh, study, settings)
             advance("tables")
             # everything is written to staging first and published only once all of it is
@@ -113,6 +109,9 @@ def report(
         shutil.rmtree(staged, ignore_errors=True)
         if hold is not None:
             hold.release()  # a Ctrl-C that came meanwhile: now, after both are published
+    from relcol.analysis import name_label_codes
+    from relcol.report import terminal_summary
+
     html = out_dir / "index.html"
     table = tables["calibration"]
     ml = tables.get("multilabel")  # labels by name, not code
@@ -124,6 +123,19 @@ def report(
     )
     summary = "\n".join(s for s in (summary, sources_summary(tables)) if s)
     return ReportResult(study=study, out=out_dir, html=html, calibration=table, summary=summary)
+
+
+def _progress(
+    progress: Callable[[str, int, int], None] | None, steps: list[str]
+) -> Callable[[str], None]:
+    """``advance(step)``: ``progress(step, done, len(steps))``, counting the steps done."""
+    done = iter(range(1, len(steps) + 1))
+
+    def advance(step: str) -> None:
+        if progress is not None:
+            progress(step, next(done), len(steps))
+
+    return advance
 
 
 def _rows(wh: Warehouse, study: str) -> int:
@@ -139,6 +151,8 @@ def _report_content(wh: Warehouse, study: str, settings: dict):
     """The report's tables and run metadata (``settings``: the options of
     ``report_tables``). A study replaced meanwhile (its files swapped away under the reads)
     is one clear error, not whatever the failed read said."""
+    from relcol.workflows._report_tables import ECE_NULL_DRAWS, report_tables
+
     before = wh.sources(study, derived=False)
     try:
         runs = wh.sql(
