@@ -197,13 +197,13 @@ def test_a_report_that_fails_late_publishes_nothing(reported, tmp_path, monkeypa
     wh = reported
     out = tmp_path / "report"
     before = snapshot(wh.root), snapshot(out)
-    import relcol.workflows._report_pages as api
+    import relcol.report as pages
 
     def failing(folder, **_):
         (Path(folder) / "index.html").write_text("half")
         raise InputError("calibration: the table has no rows; there is nothing to report.")
 
-    monkeypatch.setattr(api, "write_report", failing)
+    monkeypatch.setattr(pages, "write_report", failing)  # where the report takes it from
     with pytest.raises(InputError, match="no rows"):
         relcol.report(wh, study="small", out=out, bootstrap=0)
     assert (snapshot(wh.root), snapshot(out)) == before
