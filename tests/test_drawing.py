@@ -71,6 +71,33 @@ def test_a_figure_that_fails_on_a_worker_fails_the_page_with_its_own_error(monke
     assert "f" not in here and "d0" not in here  # both were handed to the worker first
 
 
+def _marked_degradation(marker: str, calibration):
+    from pathlib import Path
+
+    from relcol.report._figures import degradation_figure
+
+    Path(marker).touch()
+    return degradation_figure(calibration)
+
+
+def test_a_figure_is_drawn_on_a_worker_as_soon_as_it_is_recorded(monkeypatch, tmp_path):
+    # the workers draw while this process still writes the page's sections
+    from tests.test_analysis import DIVERGING_CALIBRATION as CALIBRATION
+
+    here = _figures_drawn_here(monkeypatch)
+    marker = tmp_path / "drawn"
+    with drawing_workers(1), drawing(0) as figures:
+        html = drawn_svg(_marked_degradation, str(marker), CALIBRATION, id_prefix="d")
+        deadline = time.monotonic() + 60
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists()  # before the page is filled
+        page = figures.fill(html)
+    assert here == []
+    marker.unlink()
+    assert page == drawn_svg(_marked_degradation, str(marker), CALIBRATION, id_prefix="d")
+
+
 def test_a_drawing_worker_imports_what_figures_need_and_no_table_or_statistics_library(
     monkeypatch,
 ):

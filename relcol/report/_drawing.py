@@ -1,10 +1,12 @@
 """The page's figures, drawn in worker processes beside this one when the page is large.
 
 Drawing is most of the page's time (matplotlib builds and exports every panel in Python) and
-uses one core. Inside ``drawing(workers)``, ``drawn_svg`` does not draw: it records the figure
-and returns a placeholder. When the sections are written, ``Drawing.fill`` draws every
-recorded figure, here and in the workers at once (each worker is kept two figures ahead,
-this process draws the others in turn), and puts each in its placeholder.
+uses one core. Inside ``drawing(workers)``, ``drawn_svg`` does not draw here: it records the
+figure, hands it to a worker if one has fewer than two (so the workers draw while the
+sections are still being written), and returns a placeholder. When the sections are written,
+``Drawing.fill`` draws the other figures, here and in the workers at once (each worker is
+kept two figures ahead, this process draws the others in turn), and puts each in its
+placeholder.
 The page is the same, byte for byte, as when every figure is drawn where it is asked for:
 ``figure_svg`` depends on the figure alone.
 
@@ -64,12 +66,21 @@ class _Figure:
 
 
 def _draw(figure: _Figure) -> str:
+    return _finished(figure, _exported(figure))
+
+
+def _exported(figure: _Figure) -> str:
+    """The figure built and exported (what a worker does)."""
     with _collected_after():
-        svg = figure_svg(
+        return figure_svg(
             figure.build(*figure.args, **figure.kwargs),
             id_prefix=figure.id_prefix,
             label=figure.label,
         )
+
+
+def _finished(figure: _Figure, svg: str) -> str:
+    """``svg`` with the figure's steps applied (in this process, wherever it was drawn)."""
     for step in figure.steps:
         svg = step(svg)
     return svg
@@ -104,14 +115,27 @@ _PLACEHOLDER = re.compile(r"<!--relcol-figure-(\d+)-->")
 
 class Drawing:
     """The figures of one page: recorded by ``drawn_svg``, drawn by ``fill`` (here, and on
-    ``workers`` processes of ``pool`` when there is one)."""
+    ``workers`` processes of ``pool`` when there is one).
+
+    With workers, a figure is handed to one as soon as it is recorded, while this process is
+    still writing the page's sections, as long as each worker has fewer than two: one to draw
+    and the next queued, so it never waits for this process to hand it work. ``fill`` keeps
+    them so while this process draws the others in turn.
+    """
 
     def __init__(self, pool=None, workers: int = 0) -> None:
         self.figures: list[_Figure] = []
         self.pool, self.workers = pool, workers
+        self._waiting: deque[int] = deque()  # recorded, not handed to a worker
+        self._running: dict[Future, int] = {}  # handed to a worker, its SVG not taken yet
 
     def add(self, figure: _Figure) -> str:
         self.figures.append(figure)
+        self._waiting.append(len(self.figures) - 1)
+        try:
+            self._hand_out()
+        except BrokenExecutor:  # a worker died (killed, out of memory): the rest here
+            self.pool = None
         return f"<!--relcol-figure-{len(self.figures) - 1}-->"
 
     def then(self, placeholder: str, step: Callable[[str], str]) -> str | None:
@@ -126,32 +150,35 @@ class Drawing:
         svgs = self._draw_all()
         return _PLACEHOLDER.sub(lambda m: svgs[int(m[1])], html)
 
+    def _hand_out(self) -> None:
+        if self.pool is None:
+            return
+        busy = sum(not future.done() for future in self._running)
+        while self._waiting and busy < 2 * self.workers:
+            index = self._waiting.popleft()
+            self._running[self.pool.submit(_exported, self.figures[index])] = index
+            busy += 1
+
     def _draw_all(self) -> list[str]:
         svgs: list[str | None] = [None] * len(self.figures)
-        if self.pool is not None and len(self.figures) > 1:
-            try:
-                self._draw_beside(svgs)
-            except BrokenExecutor:  # a worker died (killed, out of memory): the rest here
-                self.pool = None
+        try:
+            self._draw_beside(svgs)
+        except BrokenExecutor:  # a worker died (killed, out of memory): the rest here
+            self.pool = None
         return [_draw(f) if svg is None else svg for f, svg in zip(self.figures, svgs, strict=True)]
 
     def _draw_beside(self, svgs: list[str | None]) -> None:
-        waiting = deque(range(len(self.figures)))
-        running: dict[Future, int] = {}
-        while waiting or running:
-            # each worker has one figure to draw and the next one queued, so it never waits
-            # for this process to hand it work; this process draws the others in turn
-            while waiting and len(running) < 2 * self.workers:
-                index = waiting.popleft()
-                running[self.pool.submit(_draw, self.figures[index])] = index
-            if waiting:
-                index = waiting.popleft()
+        while self._running or (self._waiting and self.pool is not None):
+            self._hand_out()
+            if self._waiting:
+                index = self._waiting.popleft()
                 svgs[index] = _draw(self.figures[index])
-                done = [future for future in running if future.done()]
+                done = [future for future in self._running if future.done()]
             else:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                done, _ = wait(self._running, return_when=FIRST_COMPLETED)
             for future in done:
-                svgs[running.pop(future)] = future.result()
+                index = self._running.pop(future)
+                svgs[index] = _finished(self.figures[index], future.result())
 
 
 _ACTIVE: ContextVar[Drawing | None] = ContextVar("relcol_drawing", default=None)
@@ -210,8 +237,8 @@ def drawn_svg(
 
 
 def then(svg: str, step: Callable[[str], str]) -> str:
-    """``step(svg)``; for the placeholder of a figure not drawn yet, ``step`` is applied when
-    it is (in the process that draws it: a module-level function)."""
+    """``step(svg)``; for the placeholder of a figure not drawn yet, ``step`` is applied in
+    this process once it is drawn, wherever that was."""
     pages = _ACTIVE.get()
     placeholder = None if pages is None else pages.then(svg, step)
     return step(svg) if placeholder is None else placeholder
