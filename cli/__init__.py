@@ -57,7 +57,7 @@ def main() -> None:
     relcol ingest --predictions predictions.csv --name my-model    predictions made elsewhere
     relcol recalibrate --study my-model --method temperature       fit and judge a map
     relcol monitor --study my-model   per-period metrics and alerts (ingested with --period)
-    relcol example email          the seed document's email example
+    relcol example email          the published email example
     relcol simulate consistency   a simulated study with known error dependence
     """
 

@@ -28,11 +28,11 @@ def example(
     replace: bool,
     as_json: bool,
 ) -> None:
-    """Regenerate the seed document's dummy email predictions and ingest them.
+    """Regenerate a published worked example's dummy email predictions and ingest them.
 
     200 emails, 5 labels, about 2 true labels each, 30 % of the decisions flipped,
     confidence ~ N(0.8, 0.1) when right and N(0.4, 0.15) when wrong (clipped to [0, 1]),
-    plus a simulated annotator agreement. Prints relcol's numbers beside the seed's table.
+    plus a simulated annotator agreement. Prints relcol's numbers beside the published table.
 
     \b
     Examples:
@@ -54,11 +54,11 @@ def example(
         f"wrote {result.ingest.rows:,} multi-label rows of study {result.ingest.study!r} to "
         f"{result.ingest.warehouse}"
     )
-    say(f"{'metric':<15}{'seed doc':>10}{'relcol':>10}  relcol's definition")
+    say(f"{'metric':<15}{'published':>10}{'relcol':>10}  relcol's definition")
     for row in table.iter_rows(named=True):
         ours = "pending" if row["relcol"] is None else f"{row['relcol']:.4f}"
-        # the seed gives MCE and PR-AUC as lower bounds only ("0.25+"): printed as it did
+        # the table gives MCE and PR-AUC as lower bounds only ("0.25+"): printed as it did
         bound = row["relation"] == "≥"
-        seed_doc = f"{row['seed_document']:.2f}+" if bound else f"{row['seed_document']:.4f}"
-        say(f"{row['metric']:<15}{seed_doc:>10}{ours:>10}  {row['definition']}")
+        published = f"{row['published']:.2f}+" if bound else f"{row['published']:.4f}"
+        say(f"{row['metric']:<15}{published:>10}{ours:>10}  {row['definition']}")
     say(f"report: relcol report --study {result.ingest.study}")

@@ -1,6 +1,6 @@
 """Simulated consistency studies: determinism, the four conditions, the warehouse.
 
-The regression this module exists for: in the seed's demo code the dependent runs were built
+The regression this module exists for: in the published simulation's demo code the dependent runs were built
 with a concatenate where a where was meant, so they were not dependent at all. Here dependent
 runs must agree with each other far more than independent ones.
 """

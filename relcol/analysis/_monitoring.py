@@ -14,8 +14,8 @@ says why).
 
 **Alerts** (``alerts``), each period against the baseline (the first period unless chosen):
 
-- ``ece_rise``: ECE(period) − ECE(baseline) > ``ece_rise`` (default 0.02, the seed's
-  ΔECE > 0.02) *and* a permutation test rejects "the period's calibration is the
+- ``ece_rise``: ECE(period) − ECE(baseline) > ``ece_rise`` (default 0.02, the common
+  monitoring rule ΔECE > 0.02) *and* a permutation test rejects "the period's calibration is the
   baseline's" at level ``alpha``;
 - ``mce_rise``: MCE(period) > MCE(baseline) + ``mce_rise`` (default 0.05) *and* the same
   kind of test on the MCE difference rejects;

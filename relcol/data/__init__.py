@@ -5,8 +5,8 @@ from __future__ import annotations
 from relcol.data._datasets import BUILTIN, Dataset, DatasetSpec, load_dataset, validate_dataset
 from relcol.data._examples import (
     EMAIL_LABELS,
-    EMAIL_SEED_AT_LEAST,
-    EMAIL_SEED_TABLE,
+    EMAIL_PUBLISHED_AT_LEAST,
+    EMAIL_PUBLISHED_TABLE,
     email_predictions,
 )
 from relcol.data._predictions import MAX_CODES, ROLES, Predictions, read_predictions, spec_text
@@ -14,8 +14,8 @@ from relcol.data._predictions import MAX_CODES, ROLES, Predictions, read_predict
 __all__ = [
     "BUILTIN",
     "EMAIL_LABELS",
-    "EMAIL_SEED_AT_LEAST",
-    "EMAIL_SEED_TABLE",
+    "EMAIL_PUBLISHED_AT_LEAST",
+    "EMAIL_PUBLISHED_TABLE",
     "MAX_CODES",
     "ROLES",
     "Dataset",

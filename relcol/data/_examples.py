@@ -1,14 +1,14 @@
 """Built-in example prediction sets, generated deterministically from a seed.
 
-``email`` regenerates the dummy dataset of the project's seed document on confidence scores
+``email`` regenerates the dummy dataset of a published worked example of confidence scores
 for multi-label email classification (the email example of docs/email-example.md): 200 emails, 5 labels, about 2 true
 labels per email, 30 % of the (email, label) decisions flipped, and a stated confidence
 drawn from N(0.8, 0.1) when the decision is right and N(0.4, 0.15) when it is wrong, clipped
-to [0, 1]. The seed names the labels A–E in its analysis and spam, personal, work, urgent
+to [0, 1]. The published example names the labels A–E in its analysis and spam, personal, work, urgent
 and confidential in its introduction; the example uses the latter, in that order (A = spam …
 E = confidential).
 
-It adds one thing the seed describes (§4.2) but does not simulate: a soft ``agreement``,
+It adds one thing the published example describes but does not simulate: a soft ``agreement``,
 the share of 5 annotators whose vote agrees with the prediction, each annotator voting the
 true label with probability 0.9. It comes from its own generator, so the other columns are
 exactly what they would be without it.
@@ -21,8 +21,8 @@ import polars as pl
 
 EMAIL_LABELS = ("spam", "personal", "work", "urgent", "confidential")
 
-#: The seed document's §7.2 table, for comparison: every row, in its order, by its names.
-EMAIL_SEED_TABLE = {
+#: The published example's results table, for comparison: every row, in its order, by its names.
+EMAIL_PUBLISHED_TABLE = {
     "accuracy": 0.7150,
     "ece": 0.2098,
     "mce": 0.25,
@@ -33,8 +33,8 @@ EMAIL_SEED_TABLE = {
     "cohens_d": 3.3420,
     "point_biserial": 0.8338,
 }
-#: Rows the seed states as a lower bound only ("MCE 0.25+", "PR-AUC 0.85+").
-EMAIL_SEED_AT_LEAST = frozenset({"mce", "pr_auc"})
+#: Rows the published table states as a lower bound only ("MCE 0.25+", "PR-AUC 0.85+").
+EMAIL_PUBLISHED_AT_LEAST = frozenset({"mce", "pr_auc"})
 
 
 def email_predictions(
@@ -46,7 +46,7 @@ def email_predictions(
     annotators: int = 5,
     annotator_accuracy: float = 0.9,
 ) -> pl.DataFrame:
-    """The seed document's dummy multi-label email predictions, one row per email × label.
+    """The published worked example's dummy multi-label email predictions, one row per email × label.
 
     Parameters
     ----------

@@ -187,7 +187,7 @@ def consistently_correct(wrong: str = "wrong") -> pl.Expr:
 
     Examples
     --------
-    The seed's worked example: two runs, each 80 % accurate, only 6 of 10 subjects right in
+    The published worked example: two runs, each 80 % accurate, only 6 of 10 subjects right in
     both (errors on subjects 6 and 9, then on 7 and 8).
 
     >>> import polars as pl
@@ -533,7 +533,7 @@ def consistency(
 
     Examples
     --------
-    The seed's 10-subject example: two runs, each 80 % accurate, 60 % consistently correct.
+    The published 10-subject worked example: two runs, each 80 % accurate, 60 % consistently correct.
 
     >>> import polars as pl
     >>> from relcol.metrics import consistency

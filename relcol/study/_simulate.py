@@ -14,8 +14,8 @@ class probabilities p (sorted, largest first) of one family:
 - ``balanced``: pᵢ = 1/K;
 - ``uniform``: pᵢ ∝ Uᵢ, Uᵢ ~ U(0, 1);
 - ``multimodal``: m ~ U{1, …, K−1} classes weigh K/m, the others 1;
-- ``exponential``: pᵢ ∝ tᵢ^s with t = (1/K, 2/K, …, 1) and s ~ U(0.1, 20) (the seed's
-  ``linspace(0, 1, K)`` without its 0, so every class can occur).
+- ``exponential``: pᵢ ∝ tᵢ^s with t = (1/K, 2/K, …, 1) and s ~ U(0.1, 20) (the published
+  simulation's ``linspace(0, 1, K)`` without its 0, so every class can occur).
 
 A wrong-looking prediction is a draw from p̂ = p (random errors that keep the class
 balance; a draw can hit the true class by chance). With m = round(r·n) and τ runs, the four

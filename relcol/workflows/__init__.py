@@ -7,7 +7,7 @@
   records (per class, confidence sources, soft agreement);
 - ``_multilabel_scores``: multi-label calibration per label, micro and macro;
 - ``_recalibration_runs``: fit recalibration maps and commit the before/after study;
-- ``_example_runs``: the built-in email example beside the seed document's table;
+- ``_example_runs``: the built-in email example beside the published table;
 - ``_report_tables``: every table the report shows, computed before anything is drawn;
 - ``_report_pages``: the report itself (tables, materialised views, HTML, terminal lines);
 - ``_beside``: a step run in a thread beside another (the consistency table beside the
