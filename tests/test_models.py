@@ -201,3 +201,35 @@ def test_a_capped_mlp_fit_prints_no_convergence_warning_issue_15(wine, monkeypat
         warnings.simplefilter("always")
         fit_frozen(ModelSpec("mlp", "mlp", {}), wine.X_train, wine.y_train, seed=0, n_classes=3)
     assert [str(w.message) for w in caught] == []
+
+
+def call_sizes(monkeypatch, model) -> list[int]:
+    """The number of rows of each call ``model`` makes to its estimator's predict_proba."""
+    estimator, sizes = type(model.estimator), []
+    whole = estimator.predict_proba
+
+    def counted(self, X):
+        sizes.append(len(X))
+        return whole(self, X)
+
+    monkeypatch.setattr(estimator, "predict_proba", counted)
+    return sizes
+
+
+def test_hist_gradient_boosting_predicts_in_blocks_the_bits_of_one_call(monkeypatch):
+    # 64 features of 8 bytes: 8192 rows fill the 4 MiB block; 20000 rows take three calls
+    data = load_dataset(DatasetSpec("digits"), test_size=0.3, split_seed=0)
+    rows = np.resize(data.X_test, (20000, data.X_test.shape[1]))
+    rows[np.random.default_rng(0).random(rows.shape) < 0.3] = np.nan
+    spec = ModelSpec("hist_gradient_boosting", "hgb", {"max_iter": 10})
+    model = fit_frozen(spec, data.X_train, data.y_train, seed=0, n_classes=10)
+    whole = model.estimator.predict_proba(rows)
+    sizes = call_sizes(monkeypatch, model)
+    np.testing.assert_array_equal(model.predict_proba(rows), whole)
+    assert sizes == [8192, 8192, 3616]
+    # a model without a block size predicts every row in one call
+    spec = ModelSpec("random_forest", "rf", {"n_estimators": 5})
+    forest = fit_frozen(spec, data.X_train, data.y_train, seed=0, n_classes=10)
+    sizes = call_sizes(monkeypatch, forest)
+    forest.predict_proba(rows)
+    assert sizes == [20000]
