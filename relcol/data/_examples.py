@@ -4,9 +4,9 @@
 for multi-label email classification (the email example of docs/email-example.md): 200 emails, 5 labels, about 2 true
 labels per email, 30 % of the (email, label) decisions flipped, and a stated confidence
 drawn from N(0.8, 0.1) when the decision is right and N(0.4, 0.15) when it is wrong, clipped
-to [0, 1]. The published example names the labels A–E in its analysis and spam, personal, work, urgent
-and confidential in its introduction; the example uses the latter, in that order (A = spam …
-E = confidential).
+to [0, 1]. The published example names the labels A–E in its analysis and spam, personal,
+work, urgent and confidential in its introduction; the example uses the latter, in that
+order (A = spam … E = confidential).
 
 It adds one thing the published example describes but does not simulate: a soft ``agreement``,
 the share of 5 annotators whose vote agrees with the prediction, each annotator voting the
@@ -46,7 +46,8 @@ def email_predictions(
     annotators: int = 5,
     annotator_accuracy: float = 0.9,
 ) -> pl.DataFrame:
-    """The published worked example's dummy multi-label email predictions, one row per email × label.
+    """The published worked example's dummy multi-label email predictions, one row per
+    email × label.
 
     Parameters
     ----------

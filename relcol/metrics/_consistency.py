@@ -533,7 +533,8 @@ def consistency(
 
     Examples
     --------
-    The published 10-subject worked example: two runs, each 80 % accurate, 60 % consistently correct.
+    The published 10-subject worked example: two runs, each 80 % accurate, 60 % consistently
+    correct.
 
     >>> import polars as pl
     >>> from relcol.metrics import consistency

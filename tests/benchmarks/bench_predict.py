@@ -3,14 +3,14 @@
     python tests/benchmarks/bench_predict.py [--repeats 3] [--copies 15]
 
 For every model of the zoo that predicts in blocks (``Recipe.predict_bytes``), on every
-dataset of the built-in study and on a wide one (``synthetic`` with 200 features, 10 classes),
-one after the other in this process as an ingest's worker takes them, fits the model once on clean training data (seed 0), stacks
-``--copies`` copies of the test set with 30 % of the cells missing (what an ingest predicts
-per corruption: every severity and repeat at once), and times ``FrozenModel.predict_proba``
-(in blocks) against the estimator's own ``predict_proba`` on all the rows in one call,
-alternating, the minimum of ``--repeats`` each, on one thread as the ingest runs them. Prints
-each time, their ratio and whether both gave the same bits. Not a test: pytest does not
-collect it.
+dataset of the built-in study and on a wide one (``synthetic`` with 200 features, 10
+classes), one after the other in this process as an ingest's worker takes them: fits the
+model once on clean training data (seed 0), stacks ``--copies`` copies of the test set with
+30 % of the cells missing (what an ingest predicts per corruption: every severity and repeat
+at once), and times ``FrozenModel.predict_proba`` (in blocks) against the estimator's own
+``predict_proba`` on all the rows in one call, alternating, the minimum of ``--repeats``
+each, on one thread as the ingest runs them. Prints each time, their ratio and whether both
+gave the same bits. Not a test: pytest does not collect it.
 """
 
 from __future__ import annotations
