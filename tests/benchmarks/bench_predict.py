@@ -25,13 +25,13 @@ from threadpoolctl import threadpool_limits
 
 from relcol.data import DatasetSpec, load_dataset
 from relcol.models import ZOO, ModelSpec, fit_frozen
+from relcol.study import load_study
 
-DATASETS = {
-    "breast_cancer": {},
-    "digits": {},
-    "synthetic": {"n_samples": 2000, "n_features": 20, "n_informative": 8, "n_classes": 4},
-    "wide": {"n_samples": 3000, "n_features": 200, "n_informative": 30, "n_classes": 10},
-}
+#: Beside the built-in study's datasets: wide data, where the blocks matter.
+WIDE = DatasetSpec(
+    "synthetic",
+    {"n_samples": 3000, "n_features": 200, "n_informative": 30, "n_classes": 10, "random_state": 0},
+)
 
 
 def timed(predict, rows: np.ndarray) -> tuple[float, np.ndarray]:
@@ -49,14 +49,14 @@ def main() -> None:
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"{'model':24s} {'dataset':14s} {'rows':>6s} {'features':>8s} {'one call s':>10s} "
           f"{'blocks s':>9s} {'ratio':>6s}  same bits")  # fmt: skip
+    study = load_study()  # the built-in study
+    datasets = {spec.name: spec for spec in study.datasets} | {"wide": WIDE}
     with threadpool_limits(limits=1):
         for name, recipe in ZOO.items():
             if recipe.predict_bytes is None:
                 continue
-            for dataset, params in DATASETS.items():
-                loader = "synthetic" if dataset == "wide" else dataset
-                spec = DatasetSpec(loader, {**params, "random_state": 0} if params else {})
-                data = load_dataset(spec, test_size=0.3, split_seed=0)
+            for dataset, spec in datasets.items():
+                data = load_dataset(spec, test_size=study.test_size, split_seed=study.split_seed)
                 model = fit_frozen(
                     ModelSpec(name, name), data.X_train, data.y_train, seed=0,
                     n_classes=data.n_classes,
