@@ -31,6 +31,8 @@ def install() -> None:
     in force is this one; a command that never needs Polars (``--help``) never imports it.
     """
     signal.signal(signal.SIGINT, _handler)
+    if not isinstance(sys.unraisablehook, _Unraisable):
+        sys.unraisablehook = _Unraisable(sys.unraisablehook)
     if "polars" not in sys.modules and not any(isinstance(f, _AfterPolars) for f in sys.meta_path):
         sys.meta_path.insert(0, _AfterPolars())
 
@@ -38,6 +40,23 @@ def install() -> None:
 def _handler(signum, frame):
     _received.set()
     signal.default_int_handler(signum, frame)
+
+
+class _Unraisable:
+    """``sys.unraisablehook`` that stays silent on a recorded Ctrl-C.
+
+    A KeyboardInterrupt raised inside a weakref callback or a ``__del__`` (matplotlib's
+    transforms drop their children in such callbacks while a figure is drawn) cannot
+    propagate: Python prints "Exception ignored in" with a traceback and goes on. The Ctrl-C
+    is recorded all the same, so the command still stops and says so in one line; anything
+    else goes to the hook that was there before."""
+
+    def __init__(self, previous) -> None:
+        self.previous = previous
+
+    def __call__(self, unraisable) -> None:
+        if not (isinstance(unraisable.exc_value, KeyboardInterrupt) and _received.is_set()):
+            self.previous(unraisable)
 
 
 class _AfterPolars(importlib.abc.MetaPathFinder):

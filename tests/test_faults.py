@@ -401,6 +401,29 @@ _FIRST_CALLS = {
 }
 
 
+def test_a_ctrl_c_inside_a_weakref_callback_prints_no_traceback_and_is_still_recorded():
+    # matplotlib drops a transform's children in weakref callbacks while it draws; Python
+    # prints an exception raised there ("Exception ignored in") and goes on
+    code = (
+        "import os, signal, weakref\n"
+        "from relcol import _interrupts\n"
+        "_interrupts.install()\n"
+        "class Node: pass\n"
+        "def dropped(_):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    for _ in range(10**6): pass  # the signal is handled here, inside the callback\n"
+        "node = Node(); ref = weakref.ref(node, dropped); del node\n"
+        "print('went on', _interrupts.received(), flush=True)\n"
+        "def failing(_):\n"
+        "    raise ValueError('kept')\n"
+        "other = Node(); ref2 = weakref.ref(other, failing); del other\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout == "went on True\n", (done.stdout, done.stderr)
+    assert "KeyboardInterrupt" not in done.stderr, done.stderr
+    assert "ValueError: kept" in done.stderr  # anything else is still printed
+
+
 @pytest.mark.parametrize("hook", ["_object_compiled_hook", "_object_getbuffer_hook"])
 @pytest.mark.parametrize("kernel", sorted(_FIRST_CALLS))
 def test_ctrl_c_while_numba_compiles_a_kernel_arrives_after_it_without_a_traceback(
