@@ -30,9 +30,12 @@ from relcol.metrics import (
     bin_index,
     calibration,
     calibration_bins,
+    cohens_d,
+    discrimination,
     ece,
     mce,
     metric_tables,
+    point_biserial,
 )
 from relcol.metrics._bins import _bin_index_of_float32
 from relcol.store import CELL, PREDICTIONS, connect_frame, init_script, sql_text
@@ -341,6 +344,47 @@ def test_registry_compute_is_the_table_column():
     for metric in OURS.values():
         computed = metric.compute(frame, CELL, bins=4).collect()
         assert_close(computed, tables[metric.view].select(*KEYS, metric.column))
+
+
+def effect_size_cells() -> pl.DataFrame:
+    """Cells whose effect sizes hit every branch: confidences bunched within Float32 steps of
+    1, spread over (0, 1), and in two separate ranges by outcome; one outcome constant, every confidence equal, one right row,
+    all right, all wrong."""
+    rng = np.random.default_rng(7)
+    bunched = 1 - rng.integers(1, 40, 400) * 2.0**-24
+    spread = rng.beta(5, 2, 400)
+    right = rng.random(400) < 0.5
+    separated = np.where(right, 0.9 + 0.05 * rng.random(400), 0.1 + 0.4 * rng.random(400))
+    cells = {
+        "bunched": (bunched, rng.random(400) < 0.7),
+        "separated": (separated, right),  # each outcome's minimum far from the cell's
+        "spread": (spread, rng.random(400) < spread),
+        "right_constant": (np.r_[np.full(30, 0.8), spread[:30]], np.r_[[True] * 30, [False] * 30]),
+        "all_equal": (np.full(50, 0.6), rng.random(50) < 0.5),
+        "one_right": (spread[:20], np.arange(20) == 3),
+        "all_right": (spread[:20], np.ones(20, bool)),
+        "all_wrong": (spread[:20], np.zeros(20, bool)),
+    }
+    return pl.concat(
+        long_table(confidence, correct, model=name) for name, (confidence, correct) in cells.items()
+    )
+
+
+def test_effect_sizes_of_the_fast_path_have_the_bits_of_the_row_level_builders():
+    # The table sums the shifted moments per (cell, outcome) first, then per cell; its bits
+    # must still be those of exact_mean and exact_var over each group's rows, in any order.
+    frame = effect_size_cells()
+    builders = frame.group_by(KEYS).agg(cohens_d(), point_biserial()).sort(KEYS)
+    for order in (frame, frame.sample(fraction=1.0, shuffle=True, seed=3)):
+        table = discrimination(order).collect().select(*KEYS, "cohens_d", "point_biserial")
+        assert_frame_equal(table.sort(KEYS), builders, check_exact=True)
+    values = dict(zip(builders["model"], builders["cohens_d"], strict=True))
+    assert values["all_equal"] is None and values["one_right"] is None  # σ² = 0; n₁ < 2
+    assert values["all_right"] is None and values["all_wrong"] is None
+    c, z = frame.filter(model="spread").select("confidence", "correct")
+    c, z = c.to_numpy(), z.to_numpy()
+    expected = (c[z].mean() - c[~z].mean()) / np.sqrt((c[z].var(ddof=1) + c[~z].var(ddof=1)) / 2)
+    assert values["spread"] == pytest.approx(expected, rel=1e-12)
 
 
 @pytest.mark.parametrize("name", METRIC_COLUMNS)

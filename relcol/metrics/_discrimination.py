@@ -31,7 +31,14 @@ from collections.abc import Iterable
 import polars as pl
 
 from relcol.checks import check_keys
-from relcol.metrics._exact import exact_mean, exact_sum, exact_var
+from relcol.metrics._exact import (
+    exact_mean,
+    exact_sum,
+    exact_var,
+    fixed_parts,
+    fixed_total,
+    variance_from_sums,
+)
 from relcol.metrics._frames import CELL_ID, with_keys
 from relcol.metrics._levels import levels, scored_cells, scored_rows
 from relcol.metrics._runs import confidence_rows, once, run_ends, sorted_rows
@@ -207,7 +214,12 @@ def point_biserial(confidence: str = "confidence", correct: str = "correct") -> 
 
 def _variance(values: pl.Expr, ddof: int) -> pl.Expr:
     """The variance, exactly 0 when every value is equal (both engines, any algorithm)."""
-    return pl.when(values.max() == values.min()).then(0.0).otherwise(exact_var(values, ddof))
+    return _zero_if_constant(values.min(), values.max(), exact_var(values, ddof))
+
+
+def _zero_if_constant(low: pl.Expr, high: pl.Expr, variance: pl.Expr) -> pl.Expr:
+    """``variance``, or exactly 0 when the values' minimum ``low`` equals their maximum."""
+    return pl.when(high == low).then(0.0).otherwise(variance)
 
 
 def _cohens_d(mean1, mean0, var1, var0, n1, n0) -> pl.Expr:
@@ -332,20 +344,53 @@ def discrimination_cells(rows: pl.LazyFrame, level: pl.LazyFrame, score: str) ->
 
 def _moments(rows: pl.LazyFrame) -> pl.LazyFrame:
     """Per cell: ``cohens_d`` and ``point_biserial`` from the score's mean and variance among
-    right rows, among wrong rows and overall (plain per-group aggregations)."""
+    right rows, among wrong rows and overall.
+
+    The bits are those of the row-level builders (``exact_mean`` and ``_variance`` of each
+    group's rows), but the group-by holds plain sums only: the shifts d = c − min c of
+    ``exact_var`` (per cell and outcome, and per cell for the overall variance) are windows
+    taken before it, and the terms' fixed-point parts are summed per (cell, outcome), then
+    added up per cell. Integer sums, so the two steps give the bits of one. On 10⁷ rows in
+    500 cells this takes 1.3 s beyond reading the rows, where the variances inside the
+    group-by took 2.6 s."""
     c = pl.col("c")
-    scored = rows.drop_nulls("c")
-    summary = [
-        pl.len().alias("count"),
-        exact_mean(c).alias("mean"),
-        _variance(c, 1).alias("var"),
-    ]
-    by_outcome = scored.group_by(CELL_ID, "z").agg(summary)
-    right = by_outcome.filter(pl.col("z") > 0).select(CELL_ID, n1="count", mean1="mean", var1="var")
-    wrong = by_outcome.filter(pl.col("z") == 0).select(
-        CELL_ID, n0="count", mean0="mean", var0="var"
+    d, a = pl.col("d"), pl.col("a")  # shifted by the minimum of the outcome, of the cell
+    terms = {"c": c, "d": d, "dd": d * d, "a": a, "aa": a * a}
+    parts = {
+        f"{name}_{part}": value
+        for name, term in terms.items()
+        for part, value in zip("hl", fixed_parts(term), strict=True)
+    }
+    by_outcome = (
+        rows.drop_nulls("c")
+        .with_columns(d=c - c.min().over(CELL_ID, "z"), a=c - c.min().over(CELL_ID))
+        .select(CELL_ID, "z", "c", **parts)
+        .group_by(CELL_ID, "z")
+        .agg(pl.col(*parts).sum(), count=pl.len(), low=c.min(), high=c.max())
     )
-    overall = scored.group_by(CELL_ID).agg(var_all=_variance(c, 0))
+
+    count = pl.col("count")
+
+    def total(name: str) -> pl.Expr:
+        return fixed_total(pl.col(f"{name}_h"), pl.col(f"{name}_l"))
+
+    def variance(shifted: str, ddof: int) -> pl.Expr:
+        value = variance_from_sums(total(shifted), total(f"{shifted}{shifted}"), count, ddof)
+        return _zero_if_constant(pl.col("low"), pl.col("high"), value)
+
+    outcome = by_outcome.select(CELL_ID, "z", count, mean=total("c") / count, var=variance("d", 1))
+    right = outcome.filter(pl.col("z") > 0).select(CELL_ID, n1="count", mean1="mean", var1="var")
+    wrong = outcome.filter(pl.col("z") == 0).select(CELL_ID, n0="count", mean0="mean", var0="var")
+    overall = (
+        by_outcome.group_by(CELL_ID)
+        .agg(
+            pl.col("a_h", "a_l", "aa_h", "aa_l").sum(),
+            count.sum(),
+            pl.col("low").min(),
+            pl.col("high").max(),
+        )
+        .select(CELL_ID, var_all=variance("a", 0))
+    )
     columns = [pl.col(name).fill_null(0) for name in ("n1", "n0")]
     args = ("mean1", "mean0")
     return (

@@ -35,11 +35,25 @@ SCALE = 2.0**64
 
 def exact_sum(x: pl.Expr) -> pl.Expr:
     """Σx over the group (nulls skipped, 0 for none), the same in any order."""
+    high, low = fixed_parts(x)
+    return fixed_total(high.sum(), low.sum())
+
+
+def fixed_parts(x: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """x's two Int128 parts h = round(x·2⁶⁴) and l = round((x·2⁶⁴ − h)·2⁶⁴), elementwise.
+
+    Their sums over any rows, in any order and split into any partial sums, are exact, so
+    ``fixed_total`` of Σh and Σl is ``exact_sum`` of those rows to the bit: a sum can be
+    taken in two steps (per finer group, then added up) with the bits of one."""
     scaled = x * SCALE
     high = scaled.round()
     low = ((scaled - high) * SCALE).round()
-    total = high.cast(pl.Int128).sum().cast(pl.Float64) / SCALE
-    return total + low.cast(pl.Int128).sum().cast(pl.Float64) / (SCALE * SCALE)
+    return high.cast(pl.Int128), low.cast(pl.Int128)
+
+
+def fixed_total(high: pl.Expr, low: pl.Expr) -> pl.Expr:
+    """The Float64 sum Σh·2⁻⁶⁴ + Σl·2⁻¹²⁸ from the summed parts of ``fixed_parts``."""
+    return high.cast(pl.Float64) / SCALE + low.cast(pl.Float64) / (SCALE * SCALE)
 
 
 def exact_mean(x: pl.Expr) -> pl.Expr:
@@ -58,9 +72,13 @@ def exact_var(x: pl.Expr, ddof: int = 1) -> pl.Expr:
     change with a shift, and with d ≥ 0, d̄ ≤ the range and var ≥ range²/(2(n − 1)), the
     shifted sums cost at most a few n·ε relative (about 1e−9 for n = 10⁶)."""
     d = x - x.min()
-    count = x.count()
-    total = exact_sum(d)
-    spread = exact_sum(d * d) - total * total / count
+    return variance_from_sums(exact_sum(d), exact_sum(d * d), x.count(), ddof)
+
+
+def variance_from_sums(total: pl.Expr, squares: pl.Expr, count: pl.Expr, ddof: int) -> pl.Expr:
+    """(Σd² − (Σd)²/n)/(n − ddof) from ``total`` = Σd, ``squares`` = Σd² and ``count`` = n
+    (``exact_var`` after its sums), null when n ≤ ddof."""
+    spread = squares - total * total / count
     return spread.clip(lower_bound=0.0) / pl.when(count > ddof).then(count - ddof)
 
 
