@@ -348,8 +348,8 @@ def test_registry_compute_is_the_table_column():
 
 def effect_size_cells() -> pl.DataFrame:
     """Cells whose effect sizes hit every branch: confidences bunched within Float32 steps of
-    1, spread over (0, 1), and in two separate ranges by outcome; one outcome constant, every confidence equal, one right row,
-    all right, all wrong."""
+    1, spread over (0, 1), and in two separate ranges by outcome; one outcome constant, every
+    confidence equal, one right row, all right, all wrong."""
     rng = np.random.default_rng(7)
     bunched = 1 - rng.integers(1, 40, 400) * 2.0**-24
     spread = rng.beta(5, 2, 400)
