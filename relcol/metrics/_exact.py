@@ -16,7 +16,11 @@ counts) need none of this: below 2⁵³ they are exact in any order.
 aggregation: give a column (terms computed in a ``with_columns`` before the ``group_by``), or
 call it inside ``_runs.once`` as the row-level builders do, not an expensive expression. Cost:
 about 0.12 s against 0.05 s for a float sum of 10⁷ terms in 7500 groups; the whole metric suite
-on 10⁷ rows 5.7 s against 4.9 s with float sums.
+on 10⁷ rows 5.7 s against 4.9 s with float sums. A term that is not elementwise, such as
+``exact_var``'s x − min(x), makes Polars evaluate each group on its own (2.6 s against 1.1 s
+for the effect sizes' moments on 10⁷ rows): where that is the cost, take the shift in a window
+before the ``group_by`` and sum the two integers of ``fixed_parts`` there, per finer group if
+need be and then added up; ``fixed_total`` of those sums has the bits of ``exact_sum``.
 
 The bootstrap's matrix product W·D has the same problem one level down: a BLAS kernel adds
 in an order that depends on the CPU (SSE, AVX2, AVX-512 kernels), the BLAS build and its
