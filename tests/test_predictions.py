@@ -289,3 +289,40 @@ def test_sample_ids_and_probabilities_survive_unchanged():
     assert read.rows["sample_id"].to_list() == frame["sample_id"].to_list()
     np.testing.assert_array_equal(read.rows["confidence"].to_numpy(), raw.max(axis=1))
     np.testing.assert_array_equal(read.rows["y_pred"].to_numpy(), raw.argmax(axis=1))
+
+
+def test_long_vectors_are_stored_in_row_groups_of_at_most_2_to_the_22_entries(wh):
+    """Polars' streaming engine explodes a row group's vectors at once (the classwise ECE):
+    1000 classes give row groups of 2²² // 1000 = 4194 rows, the rows themselves unchanged."""
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(1)
+    raw = rng.dirichlet(np.ones(1000), size=5000)
+    frame = pl.DataFrame({"y_true": rng.integers(0, 1000, 5000), "proba": raw})
+    relcol.ingest_predictions(frame, wh, name="wide")
+    (part,) = wh.root.glob("predictions/study=wide/*/part-*.parquet")
+    meta = pq.ParquetFile(part).metadata
+    assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [4194, 806]
+    stored = wh.predictions("wide").sort("sample_id").collect()
+    np.testing.assert_array_equal(np.stack(stored["proba"].to_numpy()), raw.astype(np.float32))
+
+
+def test_by_class_has_each_predicted_classs_metrics_and_its_vector_scores(wh):
+    """The top-label metrics, Brier and NLL of the rows predicted as each class, against numpy
+    on the stored (Float32) vectors; no classwise ECE (K² × M sums per cell)."""
+    rng = np.random.default_rng(2)
+    raw = rng.dirichlet(np.full(3, 0.7), size=300)
+    y_true = rng.integers(0, 3, 300)
+    relcol.ingest_predictions(pl.DataFrame({"y_true": y_true, "proba": raw}), wh, name="tri")
+    table = relcol.by_class(wh, study="tri")
+    assert "classwise_ece" not in table.columns and table["class_name"].to_list() == ["0", "1", "2"]
+    p = raw.astype(np.float32).astype(np.float64)
+    predicted = p.argmax(axis=1)
+    for row in table.iter_rows(named=True):
+        rows = predicted == row["y_pred"]
+        truth = np.eye(3)[y_true[rows]]
+        assert row["n"] == rows.sum()
+        assert row["accuracy"] == pytest.approx((y_true[rows] == row["y_pred"]).mean(), abs=1e-15)
+        assert row["brier"] == pytest.approx(((p[rows] - truth) ** 2).sum(axis=1).mean(), rel=1e-13)
+        true_p = p[rows, y_true[rows]]
+        assert row["nll"] == pytest.approx(-np.log(np.maximum(true_p, 1e-15)).mean(), rel=1e-13)
