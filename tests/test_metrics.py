@@ -387,6 +387,15 @@ def test_effect_sizes_of_the_fast_path_have_the_bits_of_the_row_level_builders()
     assert values["spread"] == pytest.approx(expected, rel=1e-12)
 
 
+def test_calibration_without_classwise_has_every_other_column_to_the_bit(rows):
+    # classwise=False skips only the class statistics: Brier and NLL come from the same sums
+    full = calibration(rows).collect()
+    without = calibration(rows, classwise=False).collect()
+    assert full["classwise_ece"].null_count() < full.height  # the single-label cells have it
+    assert without["classwise_ece"].null_count() == without.height
+    assert_frame_equal(without.drop("classwise_ece"), full.drop("classwise_ece"), check_exact=True)
+
+
 @pytest.mark.parametrize("name", METRIC_COLUMNS)
 def test_registry_metric_fast_path_equals_row_level_equals_sql(rows, at_25_bins, name):
     metric = REGISTRY[name]

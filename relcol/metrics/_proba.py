@@ -202,13 +202,10 @@ def class_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
     )
 
 
-def class_cells(rows: pl.LazyFrame, stats: pl.LazyFrame) -> pl.LazyFrame:
-    """Per cell: ``classwise_ece`` (from the class statistics), the sums of the per-row Brier
-    and NLL terms, and ``n_proba``, the rows with a vector."""
-    per_class = stats.group_by(CELL_ID, "k").agg(
-        ece_from_bins(sum_confidence=pl.lit(0.0), sum_correct="sum_error")
-    )
-    classwise = per_class.group_by(CELL_ID).agg(classwise_ece=exact_mean(pl.col("ece")))
+def class_cells(rows: pl.LazyFrame, stats: pl.LazyFrame | None) -> pl.LazyFrame:
+    """Per cell: ``classwise_ece`` (from the class statistics; left out when ``stats`` is
+    None), the sums of the per-row Brier and NLL terms, and ``n_proba``, the rows with a
+    vector."""
     with_vector = pl.col("p").list.len() > 0
     terms = rows.select(
         CELL_ID,
@@ -221,4 +218,10 @@ def class_cells(rows: pl.LazyFrame, stats: pl.LazyFrame) -> pl.LazyFrame:
         sum_brier=exact_sum(pl.col("brier")),
         sum_nll=exact_sum(pl.col("nll")),
     )
+    if stats is None:
+        return scores
+    per_class = stats.group_by(CELL_ID, "k").agg(
+        ece_from_bins(sum_confidence=pl.lit(0.0), sum_correct="sum_error")
+    )
+    classwise = per_class.group_by(CELL_ID).agg(classwise_ece=exact_mean(pl.col("ece")))
     return scores.join(classwise, on=CELL_ID, how="left")

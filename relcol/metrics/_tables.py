@@ -54,6 +54,7 @@ def calibration(
     y_true: str = "y_true",
     order: Sequence[str] = ORDER,
     events: Sequence[str] = EVENT,
+    classwise: bool = True,
 ) -> pl.LazyFrame:
     """Calibration and proper scores of every group, from its per-bin sufficient statistics.
 
@@ -80,6 +81,11 @@ def calibration(
         Columns that, with the group and the confidence, identify one prediction event
         (default ``sample_id``, ``seed``, ``y_pred``): rows identical in them are copies of
         one outcome, drawn once by the ``ece_null`` simulation; ``()``: every row is an event.
+    classwise
+        Whether to compute ``classwise_ece``, which puts each row's K vector entries in their
+        bins (K × M sums per group); ``False`` leaves it null where groups are many and K
+        large (per predicted class, K² × M sums per cell). ``brier`` and ``nll`` are computed
+        either way.
 
     Returns
     -------
@@ -109,7 +115,9 @@ def calibration(
     width = width_statistics(rows, bins)
     mass = mass_statistics(sorted_rows(rows, len(order)), bins)
     event = event_statistics(rows, bins, len(events))
-    table = calibration_cells(rows, width, mass, event, bins, draws, proba=proba is not None)
+    table = calibration_cells(
+        rows, width, mass, event, bins, draws, proba=proba is not None, classwise=classwise
+    )
     return with_keys(table, cells, keys)
 
 
@@ -122,9 +130,11 @@ def calibration_cells(
     draws: int,
     *,
     proba: bool,
+    classwise: bool = True,
 ) -> pl.LazyFrame:
     """Per cell id: the ``calibration`` columns, from the rows, their equal-width and
-    equal-mass statistics and their prediction events (``event_statistics``)."""
+    equal-mass statistics and their prediction events (``event_statistics``); with
+    ``classwise=False`` a null ``classwise_ece`` (no class statistics)."""
     # the registry names this module's table functions, so it is read when called
     from relcol.metrics._registry import CALIBRATION_COLUMNS, NEED_PROBA, REGISTRY
 
@@ -138,11 +148,13 @@ def calibration_cells(
         null_cells(null_draws(width, events, bins, draws), observed), on=CELL_ID, how="left"
     )
     if proba:
-        classes = class_cells(rows, class_statistics(rows, bins))
+        classes = class_cells(rows, class_statistics(rows, bins) if classwise else None)
         out = out.join(classes, on=CELL_ID, how="left")
         complete = pl.col("n_proba") == pl.col("n")
         with_vector = {
-            "classwise_ece": pl.when(complete).then(pl.col("classwise_ece")),
+            "classwise_ece": pl.when(complete).then(pl.col("classwise_ece"))
+            if classwise
+            else pl.lit(None, pl.Float64),
             "brier": pl.when(complete).then(pl.col("sum_brier") / pl.col("n")),
             "nll": pl.when(complete).then(pl.col("sum_nll") / pl.col("n")),
         }

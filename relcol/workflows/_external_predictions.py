@@ -133,18 +133,12 @@ def by_class(
 
     Every column of ``calibration`` but ``classwise_ece``: within each predicted class that
     would take every class's bins again, K² × M sums per cell where the per-cell table takes
-    K × M (8 million groups and 7 GB for 8 cells of 1000 classes). ``brier`` and ``nll`` are
-    their row-level builders' (``metrics.brier``, ``metrics.nll``)."""
+    K × M (8 million groups and 7 GB for 8 cells of 1000 classes)."""
     wh, study = study_of(warehouse, study)
     keys = [*CELL, "y_pred"]
-    rows = wh.predictions(study)
-    top = metrics.calibration(rows, keys, bins=bins, proba=None)
-    columns = [c for c in top.collect_schema().names() if c not in (*keys, "classwise_ece")]
-    vector = rows.group_by(keys).agg(metrics.brier(), metrics.nll())
-    joined = top.drop("brier", "nll").join(
-        vector, on=keys, how="left", nulls_equal=True, maintain_order="left"
-    )
-    table = joined.select(*keys, *columns).collect()
+    table = metrics.calibration(wh.predictions(study), keys, bins=bins, classwise=False)
+    table = table.drop("classwise_ece").collect()
+    table = table.select(*keys, *[c for c in table.columns if c not in keys])
     return with_label_names(wh, study, table, after="y_pred", code="y_pred", name="class_name")
 
 
