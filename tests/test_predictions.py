@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import polars as pl
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 from relcol.cli import main
@@ -294,8 +295,6 @@ def test_sample_ids_and_probabilities_survive_unchanged():
 def test_long_vectors_are_stored_in_row_groups_of_at_most_2_to_the_22_entries(wh):
     """Polars' streaming engine explodes a row group's vectors at once (the classwise ECE):
     1000 classes give row groups of 2²² // 1000 = 4194 rows, the rows themselves unchanged."""
-    import pyarrow.parquet as pq
-
     rng = np.random.default_rng(1)
     raw = rng.dirichlet(np.ones(1000), size=5000)
     frame = pl.DataFrame({"y_true": rng.integers(0, 1000, 5000), "proba": raw})

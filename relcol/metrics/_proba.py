@@ -203,9 +203,8 @@ def class_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
 
 
 def class_cells(rows: pl.LazyFrame, stats: pl.LazyFrame | None) -> pl.LazyFrame:
-    """Per cell: ``classwise_ece`` (from the class statistics; left out when ``stats`` is
-    None), the sums of the per-row Brier and NLL terms, and ``n_proba``, the rows with a
-    vector."""
+    """Per cell: ``classwise_ece`` (from the class statistics; null when ``stats`` is None),
+    the sums of the per-row Brier and NLL terms, and ``n_proba``, the rows with a vector."""
     with_vector = pl.col("p").list.len() > 0
     terms = rows.select(
         CELL_ID,
@@ -219,7 +218,7 @@ def class_cells(rows: pl.LazyFrame, stats: pl.LazyFrame | None) -> pl.LazyFrame:
         sum_nll=exact_sum(pl.col("nll")),
     )
     if stats is None:
-        return scores
+        return scores.with_columns(classwise_ece=pl.lit(None, pl.Float64))
     per_class = stats.group_by(CELL_ID, "k").agg(
         ece_from_bins(sum_confidence=pl.lit(0.0), sum_correct="sum_error")
     )

@@ -151,9 +151,8 @@ def calibration_cells(
         classes = class_cells(rows, class_statistics(rows, bins) if classwise else None)
         out = out.join(classes, on=CELL_ID, how="left")
         complete = pl.col("n_proba") == pl.col("n")
-        per_class = pl.col("classwise_ece") if classwise else pl.lit(None, pl.Float64)
         with_vector = {
-            "classwise_ece": pl.when(complete).then(per_class),
+            "classwise_ece": pl.when(complete).then(pl.col("classwise_ece")),
             "brier": pl.when(complete).then(pl.col("sum_brier") / pl.col("n")),
             "nll": pl.when(complete).then(pl.col("sum_nll") / pl.col("n")),
         }
