@@ -286,10 +286,37 @@ def _ingest_predictions(
             "recalibrate before reading their calibration metrics",
             err=True,
         )
+    _say_clean_reference(result.clean_reference)
     if result.ignored:
         say(
             f"relcol: note: ignored columns {', '.join(map(repr, result.ignored))}; map one with "
             "--column ROLE=COLUMN",
+            err=True,
+        )
+
+
+def _say_clean_reference(clean: dict[str, list[list[str]]]) -> None:
+    """Which curves the clean rows gave a severity 0, and which had none to take."""
+    from relcol.text import plural
+
+    def curves(keys: list[list[str]]) -> str:
+        named = [f"{key[2]} of {key[1]}" + (f" ({key[3]})" if len(key) > 3 else "") for key in keys]
+        return ", ".join(named[:6]) + (f" and {len(named) - 6} more" if len(named) > 6 else "")
+
+    served, without = clean["served"], clean["without"]
+    if served:
+        say(
+            f"relcol: note: {plural(len(served), 'curve')} had no severity 0 of {'their' if len(served) > 1 else 'its'} "
+            f"own ({curves(served)}); the clean rows (corruption 'none', severity 0) of the same "
+            "model are stored as that severity 0 too, so each curve starts at the clean model",
+            err=True,
+        )
+    if without:
+        say(
+            f"relcol: note: {plural(len(without), 'curve')} had no severity 0 and no clean rows "
+            f"(corruption 'none', severity 0) of {'their' if len(without) > 1 else 'its'} model "
+            f"({curves(without)}): nothing is measured against the clean model there, so the "
+            "clean accuracy, the clean ECE and the break point are left empty",
             err=True,
         )
 

@@ -50,3 +50,8 @@ def printable_line(text: str) -> str:
     'no␊second line'
     """
     return text.translate(_VISIBLE)
+
+
+def plural(count: int, noun: str) -> str:
+    """``count`` with ``noun``, an s added unless the count is one: ``plural(3, "cell")``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"

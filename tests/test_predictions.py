@@ -325,3 +325,130 @@ def test_by_class_has_each_predicted_classs_metrics_and_its_vector_scores(wh):
         assert row["brier"] == pytest.approx(((p[rows] - truth) ** 2).sum(axis=1).mean(), rel=1e-13)
         true_p = p[rows, y_true[rows]]
         assert row["nll"] == pytest.approx(-np.log(np.maximum(true_p, 1e-15)).mean(), rel=1e-13)
+
+
+def benchmark_layout() -> pl.DataFrame:
+    """A corruption benchmark's layout: m1's clean rows under corruption 'none', its blur at
+    severities 1 and 2 only, its fog with a severity 0 of its own; m2 has blur and no clean
+    rows. Five samples, three classes, an agreement per row."""
+    rng = np.random.default_rng(3)
+    blocks = []
+    for model, corruption, severities in (
+        ("m1", "none", [0.0]),
+        ("m1", "blur", [1.0, 2.0]),
+        ("m1", "fog", [0.0, 1.0]),
+        ("m2", "blur", [1.0, 2.0]),
+    ):
+        for severity in severities:
+            p = rng.dirichlet(np.ones(3), size=5)
+            blocks.append(
+                pl.DataFrame(
+                    {
+                        "model": model,
+                        "corruption": corruption,
+                        "severity": severity,
+                        "sample_id": np.arange(5),
+                        "y_true": [0, 1, 2, 1, 0],
+                        "proba": p.tolist(),
+                        "agreement": rng.uniform(size=5),
+                    }
+                )
+            )
+    return pl.concat(blocks)
+
+
+def test_clean_rows_give_a_severity_0_to_every_curve_without_one(wh):
+    frame = benchmark_layout()
+    result = relcol.ingest_predictions(frame, wh, name="bench")
+    assert result.clean_reference == {
+        "served": [["predictions", "m1", "blur"]],
+        "without": [["predictions", "m2", "blur"]],
+    }
+    assert result.rows == frame.height + 5  # m1's five clean rows, once more
+    stored = wh.predictions("bench").collect()
+    key = ["sample_id"]
+    clean = stored.filter(pl.col("model") == "m1", pl.col("corruption") == "none").sort(key)
+    start = stored.filter(pl.col("model") == "m1", pl.col("corruption") == "blur")
+    start = start.filter(pl.col("severity") == 0.0).sort(key)
+    assert start.drop("corruption").equals(clean.drop("corruption"))
+    # the clean rows are the file's own: y_pred the arg max, confidence its probability
+    given = frame.filter(pl.col("model") == "m1", pl.col("corruption") == "none").sort(key)
+    p = np.array(given["proba"].to_list())
+    assert start["y_pred"].to_list() == p.argmax(axis=1).tolist()
+    assert start["confidence"].to_numpy() == pytest.approx(p.max(axis=1).astype(np.float32))
+    # fog had its own severity 0 and m2 had no clean rows: neither got one
+    fog = stored.filter(pl.col("corruption") == "fog", pl.col("severity") == 0.0)
+    assert fog.height == 5
+    assert stored.filter(pl.col("model") == "m2", pl.col("severity") == 0.0).height == 0
+    annotations = wh.sql(
+        "SELECT corruption, sample_id, agreement FROM annotations "
+        "WHERE model = 'm1' AND severity = 0 AND corruption <> 'fog' ORDER BY sample_id"
+    )
+    by = annotations.partition_by("corruption", as_dict=True)
+    assert by[("blur",)].drop("corruption").equals(by[("none",)].drop("corruption"))
+    assert by[("none",)]["agreement"].to_list() == given["agreement"].to_list()
+    spec = json.loads(wh.sql("SELECT spec FROM runs")["spec"][0])
+    assert spec["clean_reference"] == result.clean_reference
+    # the curve now starts at the clean model: its clean accuracy is the clean rows'
+    cal = relcol.calibration(wh, study="bench").filter(pl.col("severity") == 0.0)
+    accuracy = dict(zip(cal["corruption"] + "/" + cal["model"], cal["accuracy"], strict=True))
+    expected = float(np.mean(p.argmax(axis=1) == given["y_true"].to_numpy()))
+    assert accuracy == pytest.approx(
+        {"none/m1": expected, "blur/m1": expected, "fog/m1": accuracy["fog/m1"]}
+    )
+
+
+def test_a_file_whose_curves_all_start_at_0_is_stored_as_it_is():
+    frame = benchmark_layout().filter(pl.col("corruption") != "blur")
+    read = read_predictions(frame)
+    assert read.rows.height == frame.height
+    assert read.spec["clean_reference"] == {"served": [], "without": []}
+
+
+def test_multilabel_clean_rows_serve_each_label_s_curve():
+    frame = pl.DataFrame(
+        {
+            "corruption": ["none", "none", "blur", "blur", "blur"],
+            "severity": [0.0, 0.0, 1.0, 1.0, 1.0],
+            "sample_id": [0, 0, 0, 0, 1],
+            "label": ["A", "B", "A", "B", "A"],
+            "y_true": [True, False, True, False, False],
+            "probability": [0.9, 0.2, 0.6, 0.3, 0.4],
+        }
+    )
+    read = read_predictions(frame, model="llm", dataset="d")
+    assert read.spec["clean_reference"]["served"] == [
+        ["d", "llm", "blur", "0"],
+        ["d", "llm", "blur", "1"],
+    ]
+    start = read.rows.filter(pl.col("corruption") == "blur", pl.col("severity") == 0.0)
+    assert start.sort("label")["confidence"].to_list() == pytest.approx([0.9, 0.8])
+
+
+def test_the_cli_says_which_curves_the_clean_rows_started(tmp_path):
+    path = tmp_path / "bench.parquet"
+    benchmark_layout().write_parquet(path)
+    done = CliRunner().invoke(
+        main, ["ingest", "--predictions", str(path), "--warehouse", str(tmp_path / "wh")]
+    )
+    assert done.exit_code == 0, done.output
+    assert "1 curve had no severity 0 of its own (blur of m1)" in done.stderr
+    assert "no clean rows (corruption 'none', severity 0) of its model (blur of m2)" in done.stderr
+    report = CliRunner().invoke(
+        main,
+        [
+            "report",
+            "--warehouse",
+            str(tmp_path / "wh"),
+            "--out",
+            str(tmp_path / "r"),
+            "--bootstrap",
+            "200",
+        ],
+    )
+    assert report.exit_code == 0, report.output
+    legend = " ".join(report.stdout.split())
+    assert "No severity 0, so nothing is compared with the clean model" in legend
+    assert "the break and d* are empty, for: blur of m2." in legend
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert "the break and d* are empty, for: blur of m2." in page

@@ -235,6 +235,7 @@ def read_predictions(
         )
         sources += list(made)
         kinds |= made
+    rows, annotations, clean = _clean_reference(rows, annotations)
     datasets = rows.get_column("dataset").unique(maintain_order=True)
     class_table = pl.DataFrame(
         {
@@ -275,6 +276,7 @@ def read_predictions(
         "sources": sources,
         "source_kinds": kinds,
         "ignored": roles.ignored,
+        "clean_reference": clean,
     }
     if llm is not None:
         spec["llm"] = llm.spec
@@ -1169,6 +1171,54 @@ def _annotations(
         .with_columns(**{name: pl.concat([values] * blocks) for name, values in extra.items()})
         .select([k for k in ANNOTATIONS if k != "study"])
     )
+
+
+def _clean_reference(
+    rows: pl.DataFrame, annotations: pl.DataFrame | None
+) -> tuple[pl.DataFrame, pl.DataFrame | None, dict[str, list[list[str]]]]:
+    """Give every curve a severity 0: the clean rows of its model serve one that has none.
+
+    Severity 0 is the identity, so each curve (dataset, model, corruption, label) starts at the
+    clean model. A file laid out as one clean set under corruption ``none`` and each corruption
+    only at its severities 1, 2, … (the usual layout of a corruption benchmark) gives those
+    curves no start. The rows of ``none`` at severity 0 of the same dataset, model and label are
+    therefore also stored as severity 0 of each such corruption, with their annotations; they
+    stay under ``none`` as well. Returns the rows, the annotations and, for the spec,
+    ``served`` and ``without`` (curves that had no severity 0 and no clean rows either), each a
+    sorted list of ``[dataset, model, corruption]`` (the label's code appended for multi-label
+    rows).
+    """
+    curve = ["dataset", "model", "label"]
+    starts = (
+        rows.filter(pl.col("corruption") != "none")
+        .group_by([*curve, "corruption"])
+        .agg(start=(pl.col("severity") == 0.0).any())
+        .filter(~pl.col("start"))
+        .drop("start")
+    )
+    clean = (pl.col("corruption") == "none") & (pl.col("severity") == 0.0)
+    have = rows.filter(clean).select(curve).unique()
+    served = starts.join(have, on=curve, how="semi", nulls_equal=True)
+    without = starts.join(have, on=curve, how="anti", nulls_equal=True)
+
+    def copies(frame: pl.DataFrame) -> pl.DataFrame:
+        return (
+            frame.filter(clean)
+            .drop("corruption")
+            .join(served, on=curve, nulls_equal=True)
+            .select(frame.columns)
+        )
+
+    def listed(frame: pl.DataFrame) -> list[list[str]]:
+        keys = frame.select("dataset", "model", "corruption", pl.col("label").cast(pl.String))
+        keys = keys.sort(pl.all())
+        return [[k for k in row if k is not None] for row in keys.iter_rows()]
+
+    if served.height:
+        rows = pl.concat([rows, copies(rows)])
+        if annotations is not None:
+            annotations = pl.concat([annotations, copies(annotations)])
+    return rows, annotations, {"served": listed(served), "without": listed(without)}
 
 
 def _periods(reader: _Reader, col: str) -> pl.Series:

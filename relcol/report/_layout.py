@@ -118,7 +118,3 @@ def anchors(sections: Iterable[str]) -> list[tuple[str, str]]:
     for html in sections:
         found += re.findall(r'<section id="([^"]+)">\s*<h2>(.*?)</h2>', html, flags=re.DOTALL)
     return found
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"

@@ -17,9 +17,10 @@ from typing import Any
 import polars as pl
 
 from relcol.analysis import WORST_FIRST
-from relcol.report._layout import plural, section
+from relcol.report._layout import section
 from relcol.report._sections import single_label
 from relcol.report._tables import glance_table, table_html
+from relcol.text import plural
 
 
 def header(study: str, meta: Mapping[str, Any]) -> str:

@@ -39,6 +39,11 @@ _TRUST = (
     ("d_star", "d*", "{:.2f}"),
     ("traffic_light", "light", "{}"),
 )
+#: Said of the curves that have no severity 0, where "-" does not mean "never".
+WITHOUT_CLEAN = (
+    "No severity 0, so nothing is compared with the clean model and the clean columns, the "
+    "break and d* are empty, for"
+)
 #: How ``clean_overconfident`` reads in the terminal.
 _CLEAN = {True: "over", False: "ok"}
 
@@ -173,6 +178,16 @@ def terminal_summary(
             f"also significantly above {over}; light: the worst traffic light over the "
             "severities; -: never within the severities studied."
         )
+        unmeasured = summary.filter(pl.col("clean_accuracy").is_null())
+        if unmeasured.height:
+            legend += (
+                f" {WITHOUT_CLEAN}: "
+                + ", ".join(
+                    f"{printable_line(str(c))} of {printable_line(str(m))}"
+                    for c, m in unmeasured.select("corruption", "model").iter_rows()
+                )
+                + "."
+            )
         lines += ["", *textwrap.wrap(legend, width=90)]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 

@@ -20,6 +20,7 @@ from great_tables import GT, style
 from relcol.analysis import require_columns, sort_by_appearance
 from relcol.report._layout import by_dataset, section
 from relcol.report._tables import table_html
+from relcol.report._terminal import WITHOUT_CLEAN
 
 _GROUP = "__group"
 _NBSP = "\u00a0"  # keeps "0.126 [0.095, 0.156]" on one line
@@ -123,6 +124,17 @@ def _table(part: pl.DataFrame, name: str, index: int) -> GT:
         gt = gt.tab_style(
             style.fill(color=colour),
             locations=_body(gt, "traffic_light", pl.col("traffic_light") == light),
+        )
+    if "clean_gap" in part.columns and part.get_column("clean_gap").null_count():
+        unmeasured = sort_by_appearance(
+            part.filter(pl.col("clean_gap").is_null()), ["corruption", "model"]
+        )
+        gt = gt.tab_source_note(
+            f"{WITHOUT_CLEAN}: "
+            + ", ".join(
+                f"{c} of {m}" for c, m in unmeasured.select("corruption", "model").iter_rows()
+            )
+            + "."
         )
     return gt.tab_source_note(
         "Numbers in brackets are one-sided lower bounds at the report's level. The break "

@@ -36,13 +36,16 @@ from relcol.workflows._shared import (
 class PredictionsResult(IngestResult):
     """What ``ingest_predictions`` wrote: an ``IngestResult`` and what the file held (its
     confidence sources and their kinds, the class or label names, whether it is multi-label,
-    the columns it ignored)."""
+    the columns it ignored, and which curves the clean rows gave a severity 0:
+    ``clean_reference["served"]``, and which had none to take, ``["without"]``, each a list of
+    ``[dataset, model, corruption]``)."""
 
     sources: tuple[str, ...]
     classes: tuple[str, ...]
     multilabel: bool
     ignored: tuple[str, ...]
     source_kinds: dict[str, str]
+    clean_reference: dict[str, list[list[str]]]
 
 
 def ingest_predictions(
@@ -120,6 +123,7 @@ def ingest_predictions(
         multilabel=read.multilabel,
         ignored=read.ignored,
         source_kinds=dict(read.spec["source_kinds"]),
+        clean_reference=read.spec["clean_reference"],
     )
 
 
