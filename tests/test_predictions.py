@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 
 import numpy as np
@@ -304,6 +305,40 @@ def test_long_vectors_are_stored_in_row_groups_of_at_most_2_to_the_22_entries(wh
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [4194, 806]
     stored = wh.predictions("wide").sort("sample_id").collect()
     np.testing.assert_array_equal(np.stack(stored["proba"].to_numpy()), raw.astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", [pl.Float64, pl.Float32])
+@pytest.mark.parametrize("group", [3, None])
+def test_vectors_read_in_blocks_give_numpys_arg_max_maximum_and_float32(tmp_path, dtype, group):
+    """Lists in several row groups (blocks of 2²² entries: 1100 classes make 3813 rows) or one,
+    in Float64 or Float32: y_pred is numpy's arg max (the lowest index on ties), the
+    confidence its maximum, the stored vector the Float32 of the file's."""
+    rng = np.random.default_rng(5)
+    raw = rng.dirichlet(np.ones(1100), size=9000)
+    raw[7, :2] = raw[7].max() + 1e-3  # a tie, at classes 0 and 1
+    raw[7] /= raw[7].sum()
+    raw = raw.astype(np.float32 if dtype == pl.Float32 else np.float64)
+    frame = pl.DataFrame({"y_true": rng.integers(0, 1100, 9000), "proba": raw})
+    path = tmp_path / "p.parquet"
+    frame.with_columns(pl.col("proba").cast(pl.List(dtype))).write_parquet(
+        path, row_group_size=group and 3000
+    )
+    read = read_predictions(path)
+    assert read.rows["y_pred"][7] == 0
+    np.testing.assert_array_equal(read.rows["y_pred"].to_numpy(), raw.argmax(axis=1))
+    np.testing.assert_array_equal(
+        read.rows["confidence"].to_numpy(), raw.max(axis=1).astype(np.float64)
+    )
+    np.testing.assert_array_equal(np.stack(read.rows["proba"].to_numpy()), raw.astype(np.float32))
+    assert read.rows["proba"].n_chunks() == 1
+
+
+def test_a_frame_is_hashed_as_its_arrow_ipc_bytes():
+    frame = spam_frame()
+    buffer = io.BytesIO()
+    frame.write_ipc(buffer)
+    read = read_predictions(frame, columns={"y_true": "truth"})
+    assert read.spec["sha256"] == hashlib.sha256(buffer.getvalue()).hexdigest()
 
 
 def test_by_class_has_each_predicted_classs_metrics_and_its_vector_scores(wh):

@@ -562,6 +562,32 @@ def test_a_bad_prediction_file_gets_one_line_exit_2_and_changes_nothing(
     assert checksums(warehouse) == before
 
 
+def test_a_file_that_changes_while_it_is_read_is_refused(warehouse, tmp_path, monkeypatch):
+    """The runs table's SHA-256 is of the bytes read before parsing: a file still being
+    written when it is parsed (its size or time stamp changed) is refused."""
+    path = tmp_path / "predictions.parquet"
+    good().write_parquet(path)
+    read_parquet = pl.read_parquet
+
+    def and_append(source, *args, **kwargs):
+        frame = read_parquet(source, *args, **kwargs)
+        with open(path, "ab") as file:
+            file.write(b"more")
+        return frame
+
+    monkeypatch.setattr(pl, "read_parquet", and_append)
+    before = checksums(warehouse)
+    done = CliRunner().invoke(
+        main, ["ingest", "--predictions", str(path), "--warehouse", str(warehouse)]
+    )
+    assert done.exit_code == 2, done.output
+    assert done.stderr == (
+        f"relcol: error: {path}: the file changed while it was read; ingest it once it is "
+        "complete\n"
+    )
+    assert checksums(warehouse) == before
+
+
 def test_every_case_is_distinct():
     assert len({case[0] for case in CASES}) == len(CASES)
 
