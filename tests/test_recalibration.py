@@ -222,6 +222,37 @@ def test_the_map_is_fitted_on_clean_rows_and_applied_at_every_severity(tmp_path)
     assert sorted(set(result.table["severity"])) == [0.0, 0.5]
 
 
+def test_a_prediction_copied_to_every_corruption_and_repeat_is_fitted_on_once(tmp_path):
+    """Severity 0 is the same prediction under every corruption and repeat: n_fit, the
+    clipping's ε and Platt's targets count it once. Two different predictions of a sample
+    (a sampled model's repeats) both count."""
+    clean = overconfident(10, n=600).with_columns(sample_id=pl.int_range(600), severity=0.0)
+    copies = pl.concat(
+        clean.with_columns(corruption=pl.lit(c), repeat=pl.lit(r))
+        for c in ("blur", "fog", "noise")
+        for r in (0, 1)
+    )
+    worse = copies.with_columns(severity=pl.lit(0.5), confidence=pl.col("confidence") * 0.9)
+    resampled = copies.with_columns(
+        confidence=pl.when(pl.col("repeat") == 1)
+        .then(pl.col("confidence") * 0.99)
+        .otherwise(pl.col("confidence"))
+    )
+    fits = {}
+    for name, frame in (
+        ("once", clean),
+        ("copies", pl.concat([copies, worse])),
+        ("resampled", resampled),
+    ):
+        wh = relcol.open_warehouse(tmp_path / name)
+        relcol.ingest_predictions(frame, wh, name=name, dataset="d", model="m")
+        fits[name] = relcol.recalibrate(wh, study=name, methods=["platt", "histogram"]).fits
+    assert fits["copies"] == fits["once"]
+    assert [f["n_fit"] for f in fits["once"]] == [300, 300]
+    assert [f["n_fit"] for f in fits["resampled"]] == [600, 600]
+    assert fits["once"][0]["eps"] == 1 / 302
+
+
 def test_a_stored_split_column_decides_instead_of_the_fraction(tmp_path):
     frame = overconfident(8, n=400).with_columns(
         split=pl.when(pl.int_range(400) < 100).then(pl.lit("val")).otherwise(pl.lit("test"))

@@ -34,7 +34,9 @@ is 0 or 1 only by float underflow.
 round(fraction · n) of them in the calibration split (``calibration_split``), or the file's
 own ``split`` column decides. A map is fitted per (dataset, model, seed, label), that is
 per frozen model (and label), on its calibration-split rows at severity 0 (the clean
-predictions; every corruption's severity-0 rows are the same predictions), and applied to
+predictions), each distinct prediction of a sample once: every corruption's and every
+repeat's severity-0 row is the same prediction, and n_fit counts predictions, not their
+copies. The map is applied to
 every evaluation-split row at every severity: calibrate on clean data, then watch the map
 hold or fail under corruption. No row of an evaluation sample is ever used to fit.
 """
@@ -266,7 +268,15 @@ def recalibrate_rows(
         )
     fits, blocks, models = [], [], {}
     evaluation = rows.filter(pl.col("split") == "evaluation")
+    # A prediction once: every corruption's severity 0 (and every repeat's) is the same
+    # prediction of the same sample, and n_fit (the clipping's ε, Platt's targets) counts
+    # predictions, not their copies. Predictions that differ (a sampled LLM) all stay.
     fitting = rows.filter((pl.col("split") == "calibration") & (pl.col("severity") == 0.0))
+    fitting = fitting.unique(
+        [*GROUP, "sample_id", "y_true", "y_pred", "confidence", "proba"],
+        keep="first",
+        maintain_order=True,
+    )
     groups = fitting.partition_by(list(GROUP), as_dict=True, maintain_order=True)
     for key, target in evaluation.partition_by(
         list(GROUP), as_dict=True, maintain_order=True

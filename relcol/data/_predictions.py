@@ -33,6 +33,9 @@ Conventions (README, "Your own predictions"):
 - Defaults: ``dataset`` the file's stem, ``model`` the caller's name, ``corruption`` ``none``,
   ``severity`` 0, ``seed`` and ``repeat`` 0, ``sample_id`` the row's 0-based position
   (multi-label files must give ``sample_id``), ``y_clean`` = ``y_true``.
+- Every curve starts at severity 0: the rows of corruption ``none`` at severity 0 are also
+  stored as severity 0 of each corruption of the same dataset, model and label that has none
+  (``_clean_reference``).
 """
 
 from __future__ import annotations
