@@ -1,11 +1,13 @@
 """Benchmark: a prediction file of many classes against the same rows with few.
 
     python tests/benchmarks/bench_classes.py [--samples 10000] [--classes 1000] [--baseline 10]
+        [--float32]
 
 A vision model's predictions as ``relcol ingest --predictions`` takes them: ``--samples`` test
 samples × ``--models`` models × ``--severities`` severities of one corruption (severity 0 the
 clean images), each row the softmax of random logits with the true class's logit raised by the
-model's sharpness and lowered with the severity, Float64 vectors in a Parquet file. The same
+model's sharpness and lowered with the severity, Float64 vectors (``--float32``: Float32, as
+most models write them) in a Parquet file of one row group per model and severity. The same
 layout is written twice, with ``--classes`` and with ``--baseline`` classes; each file is
 ingested into a fresh warehouse and reported (B = ``--bootstrap``) by the ``relcol`` command.
 
@@ -31,7 +33,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from bench_report import load, peak
 
 
-def write_file(path: Path, samples: int, classes: int, models: int, severities: int) -> int:
+def write_file(
+    path: Path, samples: int, classes: int, models: int, severities: int, dtype: type
+) -> int:
     """The prediction file; returns its row count."""
     rng = np.random.default_rng(0)
     y_true = rng.integers(0, classes, samples)
@@ -51,7 +55,9 @@ def write_file(path: Path, samples: int, classes: int, models: int, severities: 
                     "corruption": ["blur"] * samples,
                     "severity": np.full(samples, float(severity)),
                     "y_true": y_true,
-                    "proba": pa.LargeListArray.from_arrays(offsets, pa.array(p.ravel())),
+                    "proba": pa.LargeListArray.from_arrays(
+                        offsets, pa.array(p.astype(dtype).ravel())
+                    ),
                 }
             )
             writer = writer or pq.ParquetWriter(path, table.schema)
@@ -64,7 +70,8 @@ def measure(classes: int, args: argparse.Namespace) -> dict[str, tuple[float, fl
     """(wall s, own GB, with workers GB) of the ingest and the report of one file."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "predictions.parquet"
-        rows = write_file(path, args.samples, classes, args.models, args.severities)
+        dtype = np.float32 if args.float32 else np.float64
+        rows = write_file(path, args.samples, classes, args.models, args.severities, dtype)
         print(f"{classes} classes: {rows:,} rows, {path.stat().st_size / 1e6:.0f} MB ({load()})")
         wh, out = str(Path(tmp) / "wh"), str(Path(tmp) / "report")
         ingest = ("ingest", "--predictions", str(path), "--name", "classes", "--warehouse", wh)
@@ -86,6 +93,7 @@ def main() -> None:
     parser.add_argument("--models", type=int, default=2)
     parser.add_argument("--severities", type=int, default=4)
     parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--float32", action="store_true", help="Float32 vectors in the file")
     args = parser.parse_args()
     print(f"machine: {platform.node()}, {platform.processor() or platform.machine()}")
     few = measure(args.baseline, args)
