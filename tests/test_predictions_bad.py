@@ -120,6 +120,17 @@ CASES = [
         "lists of another length than the usual 2",
     ),
     (
+        "empty-probability-list",
+        ".parquet",
+        pl.DataFrame(
+            {"y_true": [0, 1, 1], "proba": [[], [], [0.2, 0.8]]},
+            schema={"y_true": pl.Int64, "proba": pl.List(pl.Float64)},
+        ),
+        [],
+        "column 'proba': 2 rows hold an empty list; expected a probability per class, first at "
+        "row 1",
+    ),
+    (
         "nan-confidence",
         ".csv",
         csv_text("y_true,y_pred,confidence\n1,1,0.9\n0,1,NaN\n"),

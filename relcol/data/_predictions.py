@@ -1015,6 +1015,7 @@ def _vector_from_list(reader: _Reader, col: str) -> _Vectors:
         )
     reader.fail("proba", col, s.is_null(), "have no probability list")
     lengths = s.list.len()
+    reader.fail("proba", col, lengths == 0, "hold an empty list; expected a probability per class")
     k = int(lengths.mode().sort()[-1])
     reader.fail(
         "proba",
