@@ -303,10 +303,13 @@ def _say_clean_reference(clean: dict[str, list[list[str]]]) -> None:
         named = [f"{key[2]} of {key[1]}" + (f" ({key[3]})" if len(key) > 3 else "") for key in keys]
         return ", ".join(named[:6]) + (f" and {len(named) - 6} more" if len(named) > 6 else "")
 
+    def their(keys: list[list[str]]) -> str:
+        return "their" if len(keys) > 1 else "its"
+
     served, without = clean["served"], clean["without"]
     if served:
         say(
-            f"relcol: note: {plural(len(served), 'curve')} had no severity 0 of {'their' if len(served) > 1 else 'its'} "
+            f"relcol: note: {plural(len(served), 'curve')} had no severity 0 of {their(served)} "
             f"own ({curves(served)}); the clean rows (corruption 'none', severity 0) of the same "
             "model are stored as that severity 0 too, so each curve starts at the clean model",
             err=True,
@@ -314,9 +317,9 @@ def _say_clean_reference(clean: dict[str, list[list[str]]]) -> None:
     if without:
         say(
             f"relcol: note: {plural(len(without), 'curve')} had no severity 0 and no clean rows "
-            f"(corruption 'none', severity 0) of {'their' if len(without) > 1 else 'its'} model "
-            f"({curves(without)}): nothing is measured against the clean model there, so the "
-            "clean accuracy, the clean ECE and the break point are left empty",
+            f"(corruption 'none', severity 0) of {their(without)} model ({curves(without)}): "
+            "nothing is compared with the clean model there, so the clean columns, the break "
+            "point and d* are left empty",
             err=True,
         )
 
