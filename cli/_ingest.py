@@ -319,7 +319,8 @@ def _say_clean_reference(clean: dict[str, list[list[str]]]) -> None:
             f"relcol: note: {plural(len(without), 'curve')} had no severity 0 and no clean rows "
             f"(corruption 'none', severity 0) of {their(without)} model ({curves(without)}): "
             "nothing is compared with the clean model there, so the clean columns, the break "
-            "point and d* are left empty",
+            "point and d* are left empty (rows with corruption 'none' and severity 0 would "
+            "serve as every such curve's severity 0)",
             err=True,
         )
 
