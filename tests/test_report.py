@@ -412,3 +412,28 @@ def test_compact_svg_keeps_the_drawing_text_and_references():
     assert len(classes) == 3 and classes[0] == classes[1] != classes[2]  # one class per style
     assert f".{classes[0]}{{fill: #d55e00; stroke: #000}}" in out and "style=" not in out[5:]
     assert "\n" not in out and len(out) < len(svg)
+
+
+def test_the_tables_list_datasets_models_and_corruptions_in_the_study_s_order(tiny_warehouse):
+    """tests/data/tiny.toml lists wine before synthetic, logistic_regression, lightgbm,
+    naive_bayes, and mcar, label_noise, gaussian_noise, structural_bias: none alphabetical.
+    The tables are computed in key order; the report reads them in the spec's."""
+    import tomllib
+
+    import relcol
+    from tests.conftest import TINY
+
+    spec = tomllib.loads(TINY.read_text())
+    listed = {key: [entry["name"] for entry in spec[f"{key}s"]] for key in ("dataset", "model")}
+    listed["corruption"] = [entry["name"] for entry in spec["corruptions"]]
+    assert all(names != sorted(names) for names in listed.values())
+    tables = relcol.report_tables(tiny_warehouse, "tiny", bootstrap=0)
+    for name in ("calibration", "discrimination", "degradation"):
+        table = tables[name]
+        for key, names in listed.items():
+            seen = table.get_column(key).unique(maintain_order=True).to_list()
+            assert seen == names, (name, key)
+    lines = terminal_summary(tables["calibration"], summary=tables["degradation"]).splitlines()
+    corruptions = [line.split()[2] for line in lines[3 : 3 + len(listed["corruption"])]]
+    assert corruptions == listed["corruption"]
+    assert lines[3].split()[:2] == ["wine", "logistic_regression"]

@@ -105,6 +105,8 @@ _LAZY = {
     "simulate_studies": "relcol.analysis._coverage",
     "soft_agreement": "relcol.analysis._agreement",
     "sort_by_appearance": "relcol.analysis._frames",
+    "in_study_order": "relcol.analysis._frames",
+    "study_order": "relcol.analysis._frames",
     "spearman": "relcol.analysis._trends",
     "spearman_rows": "relcol.analysis._trends",
     "statistical_tables": "relcol.analysis._statistical",
@@ -172,6 +174,7 @@ __all__ = [
     "fit_map",
     "gap_coverage",
     "group_keys",
+    "in_study_order",
     "intervals",
     "macro_rows",
     "model_references",
@@ -213,6 +216,7 @@ __all__ = [
     "spearman",
     "spearman_rows",
     "statistical_tables",
+    "study_order",
     "summary_tables",
     "thresholds",
     "trends",
@@ -271,7 +275,14 @@ if TYPE_CHECKING:
         difference_coverage_study,
         simulate_pairs,
     )
-    from relcol.analysis._frames import CELL_KEYS, group_keys, require_columns, sort_by_appearance
+    from relcol.analysis._frames import (
+        CELL_KEYS,
+        group_keys,
+        in_study_order,
+        require_columns,
+        sort_by_appearance,
+        study_order,
+    )
     from relcol.analysis._headline import GRID_COLUMNS, WORST_FIRST, break_grid, verdicts
     from relcol.analysis._monitoring import (
         ALERT_COLUMNS,

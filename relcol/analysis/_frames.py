@@ -45,3 +45,45 @@ def sort_by_appearance(frame: pl.DataFrame, keys: Iterable[str], *then: str) -> 
         .sort([*first_seen, *then], nulls_last=True, maintain_order=True)
         .drop("__row")
     )
+
+
+#: The keys whose values a study lists in a meaningful order (``study_order``).
+ORDERED_KEYS = ("dataset", "model", "corruption")
+
+
+def study_order(predictions: pl.LazyFrame) -> dict[str, list[str]]:
+    """Each of ``ORDERED_KEYS``' values in the order of first appearance in the long table.
+
+    A study's parts are written in its spec's order (datasets, models, corruptions as listed)
+    and a prediction file's rows in the file's order, so this is the order the user gave.
+    One pass over three columns."""
+    firsts = [
+        predictions.select(key)
+        .with_row_index("__row")
+        .group_by(key)
+        .agg(pl.col("__row").min())
+        .sort("__row")
+        for key in ORDERED_KEYS
+    ]
+    frames = pl.collect_all(firsts)
+    return {
+        key: frame.get_column(key).to_list()
+        for key, frame in zip(ORDERED_KEYS, frames, strict=True)
+    }
+
+
+def in_study_order(frame: pl.DataFrame, order: dict[str, list[str]]) -> pl.DataFrame:
+    """``frame`` sorted by the study's order of its datasets, models and corruptions
+    (``study_order``), stably, in that priority; a value the order does not list comes after
+    those it does. The renderers keep the order of first appearance (``sort_by_appearance``),
+    so tables computed in key order read in the order the study lists them."""
+    keys = [k for k in ORDERED_KEYS if k in frame.columns and frame.schema[k] == pl.String]
+    if not keys or frame.is_empty():
+        return frame
+    ranks = [
+        pl.col(k).replace_strict(
+            order[k], list(range(len(order[k]))), default=None, return_dtype=pl.Int64
+        )
+        for k in keys
+    ]
+    return frame.sort(ranks, nulls_last=True, maintain_order=True)

@@ -21,11 +21,13 @@ from relcol.analysis import (
     check_tau,
     corruption_error,
     figure_tables,
+    in_study_order,
     model_references,
     monitoring_tables,
     multilabel_micro_tables,
     risk_coverage,
     statistical_tables,
+    study_order,
     summary_tables,
     withhold_scores,
 )
@@ -161,8 +163,16 @@ def report_tables(
         consistency = stored if pending is None else pending.result()
     tables |= _consistency_tables(wh, study, tables["calibration"], consistency, card)
     tables |= monitoring_tables(wh, study, bins=bins, replicates=bootstrap, alpha=alpha, seed=seed)
+    # computed in key order; read in the order the study lists its datasets, models and
+    # corruptions (mcar before mar before mnar), which the tables and the page then keep
+    order = study_order(wh.predictions(study))
+
+    def ordered(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
+        return {name: in_study_order(table, order) for name, table in tables.items()}
+
+    tables = ordered(tables)
     tables |= figure_tables(tables, cells)
-    return tables | summary_tables(tables)
+    return ordered(tables | summary_tables(tables))
 
 
 def _score_sources(tables: dict[str, pl.DataFrame]) -> list[str]:
