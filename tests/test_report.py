@@ -428,7 +428,7 @@ def test_the_tables_list_datasets_models_and_corruptions_in_the_study_s_order(ti
     listed["corruption"] = [entry["name"] for entry in spec["corruptions"]]
     assert all(names != sorted(names) for names in listed.values())
     tables = relcol.report_tables(tiny_warehouse, "tiny", bootstrap=0)
-    for name in ("calibration", "discrimination", "degradation"):
+    for name in ("calibration", "discrimination", "risk_coverage"):
         table = tables[name]
         for key, names in listed.items():
             seen = table.get_column(key).unique(maintain_order=True).to_list()

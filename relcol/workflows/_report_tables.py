@@ -164,15 +164,13 @@ def report_tables(
     tables |= _consistency_tables(wh, study, tables["calibration"], consistency, card)
     tables |= monitoring_tables(wh, study, bins=bins, replicates=bootstrap, alpha=alpha, seed=seed)
     # computed in key order; read in the order the study lists its datasets, models and
-    # corruptions (mcar before mar before mnar), which the tables and the page then keep
+    # corruptions (mcar before mar before mnar), which the figures, the summaries' first
+    # appearances and the page then keep (a summary with an order of its own, such as the
+    # largest gaps first, keeps it)
     order = study_order(wh.predictions(study))
-
-    def ordered(tables: dict[str, pl.DataFrame]) -> dict[str, pl.DataFrame]:
-        return {name: in_study_order(table, order) for name, table in tables.items()}
-
-    tables = ordered(tables)
+    tables = {name: in_study_order(table, order) for name, table in tables.items()}
     tables |= figure_tables(tables, cells)
-    return ordered(tables | summary_tables(tables))
+    return tables | summary_tables(tables)
 
 
 def _score_sources(tables: dict[str, pl.DataFrame]) -> list[str]:
