@@ -1262,16 +1262,16 @@ def _clean_reference(
     rows).
     """
     curve = ["dataset", "model", "label"]
+    keys = rows.select(*curve, "corruption", "severity")
     starts = (
-        rows.select(*curve, "corruption", "severity")
-        .filter(pl.col("corruption") != "none")
+        keys.filter(pl.col("corruption") != "none")
         .group_by([*curve, "corruption"])
         .agg(start=(pl.col("severity") == 0.0).any())
         .filter(~pl.col("start"))
         .drop("start")
     )
     clean = (pl.col("corruption") == "none") & (pl.col("severity") == 0.0)
-    have = rows.select(*curve, "corruption", "severity").filter(clean).select(curve).unique()
+    have = keys.filter(clean).select(curve).unique()
     served = starts.join(have, on=curve, how="semi", nulls_equal=True)
     without = starts.join(have, on=curve, how="anti", nulls_equal=True)
 
