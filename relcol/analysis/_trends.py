@@ -72,18 +72,32 @@ def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float, str]:
     >>> round(rho, 3), round(p, 4), method   # 4 of the 24 orderings reach |ρ| = 0.8
     (0.8, 0.3333, 'exact')
     """
-    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    n = len(x)
-    if n < 3:
+    ranked = _ranked(x, y)
+    if ranked is None:
         return np.nan, np.nan, "none"
+    rx, ry, scale, rho = ranked
+    if len(rx) <= EXACT_POINTS:
+        return rho, _exact_p(rx, ry, scale, rho), "exact"
+    return rho, _t_p(rho, len(rx)), "t"
+
+
+def spearman_rho(x: np.ndarray, y: np.ndarray) -> float:
+    """Spearman's ρ of ``spearman`` alone, without its p-value (whose exact form enumerates
+    every ordering); NaN where ρ is undefined."""
+    ranked = _ranked(x, y)
+    return np.nan if ranked is None else ranked[3]
+
+
+def _ranked(x, y) -> tuple[np.ndarray, np.ndarray, float, float] | None:
+    """The centred ranks of ``x`` and ``y``, their scale and ρ; None when ρ is undefined."""
+    x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    if len(x) < 3:
+        return None
     rx, ry = _centred_ranks(x), _centred_ranks(y)
     scale = np.sqrt((rx @ rx) * (ry @ ry))
     if scale == 0:
-        return np.nan, np.nan, "none"
-    rho = float(np.clip((rx @ ry) / scale, -1.0, 1.0))
-    if n <= EXACT_POINTS:
-        return rho, _exact_p(rx, ry, scale, rho), "exact"
-    return rho, _t_p(rho, n), "t"
+        return None
+    return rx, ry, scale, float(np.clip((rx @ ry) / scale, -1.0, 1.0))
 
 
 #: Values equal to this many decimals are ties. Metrics summed in a different order (Polars'
@@ -226,7 +240,7 @@ def trends(
         for i, (curve, severity, index) in enumerate(tested):
             y = point_values[name][index]
             keep = np.isfinite(y)
-            rho = spearman(severity[keep], y[keep])[0]
+            rho = spearman_rho(severity[keep], y[keep])
             by_curve[i].append(
                 {
                     **{k: curve[k] for k in keys},
