@@ -305,6 +305,30 @@ def test_the_chunk_budget_holds_where_each_run_sends_the_work(monkeypatch):
     assert_frame_equal(one.seeds, sent.seeds, check_exact=True)
 
 
+def test_a_chunk_of_small_cells_is_bounded_by_its_replicates(monkeypatch):
+    # many small cells: the rows alone would put them all in one chunk, with every cell's
+    # replicates held at once; each cell weighs at least its share of CHUNK_REPLICATES
+    rows = frame_of(np.random.default_rng(4), models=("a", "b", "c"))
+    one = bootstrap(rows, replicates=30)
+    cells = []
+    chunk = _bootstrap._chunk
+
+    def counted(lazy, run, ctx):
+        cells.append(run.height)
+        return chunk(lazy, run, ctx)
+
+    monkeypatch.setattr(_bootstrap, "_chunk", counted)
+    monkeypatch.setattr(_bootstrap, "CHUNK_REPLICATES", 2 * 31)  # two cells of B = 30
+    small = bootstrap(rows, replicates=30, chunk_rows=10**9)
+    assert cells == [2, 2, 2]
+    for name in one.values:
+        np.testing.assert_array_equal(one.values[name], small.values[name], err_msg=name)
+    for source in ("bins", "bin_samples", "bin_accuracy"):
+        for binning, array in getattr(one, source).items():
+            np.testing.assert_array_equal(array, getattr(small, source)[binning])
+    assert_frame_equal(one.seeds, small.seeds, check_exact=True)
+
+
 def test_per_seed_values_beside_the_replicates_fail_and_stop_with_them(monkeypatch):
     # the per-seed values run on a thread of their own beside the replicates: an error on
     # either side reaches the caller, and one in the replicates stops the per-seed values at

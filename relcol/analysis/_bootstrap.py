@@ -173,6 +173,12 @@ SEED_ROWS = 500_000
 #: "The bootstrap's chunks"). A cell's replicates depend on its own rows only, so they are the
 #: same bits however the cells are chunked.
 BOOTSTRAP_ROWS = 1_500_000
+#: Cells × (B + 1) of a chunk at most, whatever its rows: each cell's replicates take about
+#: 0.36 MB at B = 1000 and M = 15 (30 metrics in Float64, two binnings' M bins in Float32),
+#: and a chunk's products hold them two to three times over. Bounded by its rows alone, a
+#: chunk of 15 000 cells of 100 rows each peaked at 17.6 GB. Cells of at least
+#: ``BOOTSTRAP_ROWS`` / 1024 rows (the built-in study's, 1 539 and more) are chunked as before.
+CHUNK_REPLICATES = 1024 * 1001
 
 
 # Weights -------------------------------------------------------------------------------------
@@ -384,9 +390,7 @@ def bootstrap(
     parts = [part for run in runs for part in run]
     names = REPLICATED
     values = {
-        name: np.concatenate([p.values[name] for p in parts])
-        if parts
-        else np.empty((0, replicates))
+        name: _gathered([p.values for p in parts], name) if parts else np.empty((0, replicates))
         for name in names
     }
     points = {
@@ -396,7 +400,7 @@ def bootstrap(
 
     def per_bin(source: str, prefix: str, empty: np.ndarray) -> dict[str, np.ndarray]:
         return {
-            binning: np.concatenate([getattr(p, source)[f"{prefix}:{binning}"] for p in parts])
+            binning: _gathered([getattr(p, source) for p in parts], f"{prefix}:{binning}")
             if parts
             else empty
             for binning in BINNINGS
@@ -423,6 +427,20 @@ def bootstrap(
         bin_samples,
         bin_accuracy,
     )
+
+
+def _gathered(pieces: list[dict[str, np.ndarray]], name: str) -> np.ndarray:
+    """The chunks' arrays ``name`` in one, each chunk's let go of as it is copied: the
+    replicates of every cell are held once, not twice, at the end of the bootstrap."""
+    out = np.empty(
+        (sum(len(p[name]) for p in pieces), *pieces[0][name].shape[1:]), pieces[0][name].dtype
+    )
+    start = 0
+    for piece in pieces:
+        array = piece.pop(name)
+        out[start : start + len(array)] = array
+        start += len(array)
+    return out
 
 
 @dataclass(frozen=True)
@@ -528,7 +546,10 @@ class _ChunkWork:
 
     def __call__(self, rows: pl.LazyFrame, run: pl.DataFrame) -> list[_Part]:
         parts = []
-        for start, length in chunk_spans(run["n"].to_list(), self.chunk_rows):
+        # a cell weighs at least its share of CHUNK_REPLICATES, so that a chunk of many
+        # small cells is bounded by its replicates too
+        least = -(-self.chunk_rows * (self.ctx.replicates + 1) // CHUNK_REPLICATES)
+        for start, length in chunk_spans([max(n, least) for n in run["n"]], self.chunk_rows):
             if length:
                 parts.append(_chunk(rows, run.slice(start, length), self.ctx))
                 release_freed_memory()  # or the arrays every chunk freed pile up in the process
