@@ -199,6 +199,49 @@ def test_two_renders_are_byte_identical(report, tmp_path):
     assert again.read_bytes() == index.read_bytes()
 
 
+def test_plain_table_writes_each_value_as_python_does():
+    """The plain page of a long table is built by Polars; each cell must read as Python's
+    ``str`` of the value rounded as the page rounds it, escaped, "–" when missing."""
+    import datetime as dt
+    from html import escape
+
+    from relcol.report._tables import plain_table
+
+    frame = pl.DataFrame(
+        {
+            "x": [1e20, -0.0, float("inf"), float("nan"), None, 1e-5, 123456.7891, 2.5e15],
+            "severity": [0.125, 0.135, 1.0, None, 2.0, 0.005, 1e17, 3.0],
+            "f32": pl.Series(
+                [0.1234, 1.5, None, float("nan"), 2.0, 3.25, -7.0, 0.0], dtype=pl.Float32
+            ),
+            "b": [True, False, None, True, False, True, True, False],
+            "s": ["a&b", "<i>", '"q"', "it's", None, "", "ü", "–"],
+            "i": pl.Series([1, None, -3, 2**40, 0, 5, 6, 7], dtype=pl.Int64),
+            "u": pl.Series(range(8), dtype=pl.UInt32),
+            "n": [None] * 8,
+            "t": [dt.datetime(2026, 11, 28, 12, 0)] * 8,
+            "d": [dt.date(2026, 1, 1), None] * 4,
+            "nested": [[1.0]] * 8,
+        }
+    )
+
+    def python(value: object) -> str:
+        return "–" if value is None or value != value else escape(str(value))
+
+    shown = frame.drop("nested").select(
+        pl.col(c).round(2 if c == "severity" else 3) if frame.schema[c].is_float() else c
+        for c in frame.columns
+        if c != "nested"
+    )
+    lines = [
+        "<tr>" + "".join(f"<td>{python(v)}</td>" for v in r) + "</tr>" for r in shown.iter_rows()
+    ]
+    page = plain_table(frame, "A & B")
+    assert "<h1>A &amp; B</h1>" in page and "<th>nested</th>" not in page
+    assert page.split("<tbody>\n")[1].split("\n</tbody>")[0].split("\n") == lines
+    assert plain_table(frame.clear(), "empty").endswith("<tbody>\n\n</tbody>\n</table>")
+
+
 def test_extra_columns_render(tmp_path):
     extra = CAL.with_columns(
         brier=pl.col("ece") * 2,
