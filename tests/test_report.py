@@ -242,6 +242,23 @@ def test_plain_table_writes_each_value_as_python_does():
     assert plain_table(frame.clear(), "empty").endswith("<tbody>\n\n</tbody>\n</table>")
 
 
+def test_only_a_table_drawn_on_the_page_is_coloured():
+    """great-tables colours cell by cell, each time looking through every row (100 s for a
+    table of 20 000 rows); a table longer than INLINE_ROWS is only linked as files, which
+    carry no colour, so it is not coloured."""
+    from great_tables import GT
+
+    from relcol.report._tables import INLINE_ROWS, data_color
+
+    def styled(rows: int) -> int:
+        frame = pl.DataFrame({"a": [0.5] * rows})
+        gt = data_color(GT(frame), columns="a", palette=["#FFFFFF", "#000000"], domain=[0, 1])
+        return len(gt._styles)
+
+    assert styled(INLINE_ROWS) == INLINE_ROWS
+    assert styled(INLINE_ROWS + 1) == 0
+
+
 def test_extra_columns_render(tmp_path):
     extra = CAL.with_columns(
         brier=pl.col("ece") * 2,

@@ -28,7 +28,7 @@ from relcol.report._figures import (
 )
 from relcol.report._layout import by_dataset, figure
 from relcol.report._sections import figure_subset
-from relcol.report._tables import merge_intervals, table_html
+from relcol.report._tables import data_color, merge_intervals, table_html
 
 _GROUP = "__group"
 
@@ -193,8 +193,8 @@ def _discrimination(frame: pl.DataFrame, table_id: str, name: str) -> GT:
         title=f"Discrimination by cell: {name}",
         subtitle=f"Score: {_score(frame)}; Cohen's d and point-biserial r of confidence, right vs wrong",
     )
-    return gt.data_color(
-        columns="auroc", palette=_AUROC_PALETTE, domain=[0.5, 1.0], na_color="#FFFFFF"
+    return data_color(
+        gt, columns="auroc", palette=_AUROC_PALETTE, domain=[0.5, 1.0], na_color="#FFFFFF"
     ).tab_source_note("Colour: AUROC from 0.5 (chance, white) to 1 (green).")
 
 
@@ -223,8 +223,8 @@ def _selective(frame: pl.DataFrame, table_id: str, name: str) -> GT:
     )
     top = frame.get_column("e_aurc").max()
     top = float(top) if top is not None and top > 0 else 1.0
-    return gt.data_color(
-        columns="e_aurc", palette=_EXCESS_PALETTE, domain=[0.0, top], na_color="#FFFFFF"
+    return data_color(
+        gt, columns="e_aurc", palette=_EXCESS_PALETTE, domain=[0.0, top], na_color="#FFFFFF"
     ).tab_source_note("Colour: E-AURC from 0 (white) to its largest value (orange).")
 
 

@@ -14,7 +14,7 @@ from great_tables import GT
 from relcol.analysis import CELL as _CELL
 from relcol.analysis import named_labels
 from relcol.metrics import labels
-from relcol.report._tables import TOP_SCORE_LABELS, grouped_table, table_html
+from relcol.report._tables import TOP_SCORE_LABELS, data_color, grouped_table, table_html
 
 # the registry's labels; the before/after table scores the top label only, so "Brier", "NLL"
 _METRICS = labels(("ece", "brier_top", "nll_top", "gap", "mce")) | TOP_SCORE_LABELS
@@ -83,7 +83,8 @@ def recalibration_gt(table: pl.DataFrame, *, bins: int) -> GT:
     gt = gt.cols_label(**labels)
     for m in metrics:
         if m != "gap":  # a smaller gap is not better when it turns negative
-            gt = gt.data_color(
+            gt = data_color(
+                gt,
                 columns=f"change_{m}",
                 palette=["#1A9850", "#F7F7F7", "#D73027"],
                 domain=_domain(wide.get_column(f"change_{m}")),

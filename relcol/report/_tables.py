@@ -159,13 +159,11 @@ def _colour(gt: GT, frame: pl.DataFrame) -> GT:
     ece_max = float(ece_max) if ece_max is not None and ece_max > 0 else 1.0
     gap_max = frame.get_column("gap").abs().max()
     gap_max = float(gap_max) if gap_max is not None and gap_max > 0 else 1.0
-    return gt.data_color(
-        columns="ece", palette=_ECE_PALETTE, domain=[0.0, ece_max], na_color="#FFFFFF"
-    ).data_color(
-        columns="gap",
-        palette=_GAP_PALETTE,
-        domain=[-gap_max, gap_max],
-        na_color="#FFFFFF",
+    gt = data_color(
+        gt, columns="ece", palette=_ECE_PALETTE, domain=[0.0, ece_max], na_color="#FFFFFF"
+    )
+    return data_color(
+        gt, columns="gap", palette=_GAP_PALETTE, domain=[-gap_max, gap_max], na_color="#FFFFFF"
     )
 
 
@@ -238,6 +236,16 @@ COLLAPSE_ROWS = 30
 #: Tables with more body rows than this are not drawn on the page: they live as files
 #: (a plain HTML page, CSV and Parquet) that the page links to.
 INLINE_ROWS = 60
+
+
+def data_color(gt: GT, **options) -> GT:
+    """``gt.data_color(**options)``, left out for a table too long to be drawn on the page
+    (:func:`table_html` links its files instead, which carry no colour): great-tables
+    styles a table cell by cell, each time looking through all its rows, so colouring one
+    of 20 000 rows took 100 s."""
+    if len(gt._tbl_data) > INLINE_ROWS:
+        return gt
+    return gt.data_color(**options)
 
 
 def grouped_table(
@@ -590,11 +598,11 @@ def _trend_colours(gt: GT, shown: pl.DataFrame) -> GT:
     ece = [c for c in ("clean_ece", "worst_ece") if c in shown.columns]
     top = pl.concat([shown.get_column(c) for c in ece]).max() if ece else None
     top = float(top) if top is not None and top > 0 else 1.0
-    gt = gt.data_color(columns=ece, palette=_ECE_PALETTE, domain=[0.0, top], na_color="#FFFFFF")
+    gt = data_color(gt, columns=ece, palette=_ECE_PALETTE, domain=[0.0, top], na_color="#FFFFFF")
     gap = shown.get_column("worst_gap").abs().max()
     gap = float(gap) if gap is not None and gap > 0 else 1.0
-    return gt.data_color(
-        columns="worst_gap", palette=_GAP_PALETTE, domain=[-gap, gap], na_color="#FFFFFF"
+    return data_color(
+        gt, columns="worst_gap", palette=_GAP_PALETTE, domain=[-gap, gap], na_color="#FFFFFF"
     )
 
 
@@ -641,7 +649,7 @@ def glance_table(summary: pl.DataFrame, *, table_id: str = "relcol-glance") -> G
     top = float(top) if top is not None and top > 0 else 1.0
     ece_top = frame.get_column("clean_ece").max()
     ece_top = float(ece_top) if ece_top is not None and ece_top > 0 else 1.0
-    return (
+    gt = (
         GT(frame, rowname_col="model", groupname_col=_GROUP, id=table_id)
         .tab_header(
             title="At a glance: clean calibration and the gap at the worst severity",
@@ -655,14 +663,14 @@ def glance_table(summary: pl.DataFrame, *, table_id: str = "relcol-glance") -> G
         .fmt_number(["clean_accuracy", "clean_ece"], decimals=3)
         .fmt_number(gap_columns, decimals=3, force_sign=True)
         .sub_missing(missing_text="–")
-        .data_color(
-            columns="clean_ece", palette=_ECE_PALETTE, domain=[0.0, ece_top], na_color="#FFFFFF"
-        )
-        .data_color(
-            columns=gap_columns, palette=_GAP_PALETTE, domain=[-top, top], na_color="#FFFFFF"
-        )
         .tab_source_note(
             "Colour: the gap diverging at 0 (red: overconfident, blue: underconfident); clean "
             "ECE from 0 (white) to its largest value."
         )
+    )
+    gt = data_color(
+        gt, columns="clean_ece", palette=_ECE_PALETTE, domain=[0.0, ece_top], na_color="#FFFFFF"
+    )
+    return data_color(
+        gt, columns=gap_columns, palette=_GAP_PALETTE, domain=[-top, top], na_color="#FFFFFF"
     )
