@@ -8,7 +8,10 @@ intervals beside each metric, the paired differences, the trends and the thresho
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import NamedTuple
 
+import numpy as np
 import polars as pl
 
 from relcol.analysis._bootstrap import (
@@ -22,6 +25,7 @@ from relcol.analysis._bootstrap import (
     paired_differences,
     with_intervals,
 )
+from relcol.analysis._multiplicity import benjamini_hochberg
 from relcol.analysis._thresholds import (
     DEFAULT_LIGHTS,
     MARGIN,
@@ -41,6 +45,23 @@ from relcol.store import CELL
 SPREAD = {
     view: tuple(name for name in names if REGISTRY[name].spread) for view, names in TABLES.items()
 }
+
+
+class _Options(NamedTuple):
+    """``statistical_tables``' options that every batch shares."""
+
+    replicates: int
+    alpha: float
+    tau: float
+    margin: float
+    seed: int
+    bins: int
+    levels: int
+    lights: TrafficLight
+    coverage: float | None
+    risk: float | None
+    intervals: str
+    each_run: Callable | None
 
 
 def statistical_tables(
@@ -109,30 +130,67 @@ def statistical_tables(
         )
     calibration = tables["calibration"]
     # a reference that is not a model fails before the bootstrap's work
-    model_references(sorted(calibration["model"].drop_nulls().unique()), compare, baseline)
+    references, rule = model_references(
+        sorted(calibration["model"].drop_nulls().unique()), compare, baseline
+    )
+    o = _Options(
+        replicates,
+        alpha,
+        tau,
+        margin,
+        seed,
+        bins,
+        levels,
+        lights,
+        coverage,
+        risk,
+        intervals,
+        each_run,
+    )
+    batches = model_batches(calibration, references)
+    if len(batches) == 1:
+        return _one_pass(rows, tables, o, samples=samples, compare=compare, baseline=baseline)
+    # each batch holds the references' cells; named, so that no batch picks its own
+    named = {"compare": list(references)} if compare is not None else {"baseline": references[0]}
+    one = partial(_one_pass, o=o, **named)
+    return _batched(one, batches, rows, tables, samples, rule, o)
+
+
+def _one_pass(
+    rows: pl.DataFrame | pl.LazyFrame,
+    tables: Mapping[str, pl.DataFrame],
+    o: _Options,
+    *,
+    samples: pl.DataFrame | None = None,
+    compare: str | Sequence[str] | None = None,
+    baseline: str | None = None,
+) -> dict[str, pl.DataFrame]:
+    """``statistical_tables`` of every cell at once, with the options ``o``."""
+    calibration = tables["calibration"]
     selective = tables.get("selective")
+    coverage, risk = o.coverage, o.risk
     if selective is not None and not selective.is_empty():
         coverage = coverage if coverage is not None else selective["target_coverage"][0]
         risk = risk if risk is not None else selective["target_risk"][0]
     result = bootstrap(
         rows,
-        replicates=replicates,
-        bins=bins,
-        seed=seed,
-        levels=levels,
+        replicates=o.replicates,
+        bins=o.bins,
+        seed=o.seed,
+        levels=o.levels,
         coverage=0.8 if coverage is None else float(coverage),
         risk=0.05 if risk is None else float(risk),
         cells=calibration.select(*list(CELL), "n"),
-        each_run=each_run,
+        each_run=o.each_run,
     )
     out: dict[str, pl.DataFrame] = {}
     for name, metrics in TABLES.items():
         table = tables.get(name)
         if table is None:
             continue
-        out[name] = with_intervals(table, result, alpha, metrics=metrics, spread=SPREAD[name])
-        if intervals == "training":
-            out[name] = with_training_variation(out[name], result.seeds, CELL, alpha)
+        out[name] = with_intervals(table, result, o.alpha, metrics=metrics, spread=SPREAD[name])
+        if o.intervals == "training":
+            out[name] = with_training_variation(out[name], result.seeds, CELL, o.alpha)
         else:
             out[name] = out[name].with_columns(interval_scope=pl.lit(SCOPES["samples"]))
     points = calibration
@@ -149,7 +207,7 @@ def statistical_tables(
     bins_table = tables.get("calibration_bins")
     if bins_table is not None:
         out["calibration_bins"] = bins_table.join(
-            bin_intervals(result, alpha),
+            bin_intervals(result, o.alpha),
             on=[*CELL, "binning", "bin"],
             how="left",
             nulls_equal=True,
@@ -157,13 +215,165 @@ def statistical_tables(
         )
     out["seeds"] = result.seeds
     out["differences"] = paired_differences(
-        result, points, alpha, compare=compare, baseline=baseline
+        result, points, o.alpha, compare=compare, baseline=baseline
     )
-    out["trends"] = trends(result, points, metrics=TREND_METRICS, alpha=alpha)
+    out["trends"] = trends(result, points, metrics=TREND_METRICS, alpha=o.alpha)
     out["evidence"] = evidence = cell_evidence(
-        result, points, bins_table, samples, alpha=alpha, lights=lights
+        result, points, bins_table, samples, alpha=o.alpha, lights=o.lights
     )
     out["thresholds"] = thresholds(
-        evidence, tau=tau, margin=margin, alpha=alpha, lights=lights
-    ).with_columns(bootstrap=pl.lit(replicates, pl.Int32))
+        evidence, tau=o.tau, margin=o.margin, alpha=o.alpha, lights=o.lights
+    ).with_columns(bootstrap=pl.lit(o.replicates, pl.Int32))
     return out
+
+
+#: A study of more cells than this runs its statistical layer a batch of models at a time,
+#: each batch with the reference models' cells (``model_batches``): every cell's replicates
+#: are held until its tables are made, about 0.36 MB per cell at B = 1000 and M = 15, so
+#: 20 000 cells took 7.2 GB at once. A batch of this many cells holds about 1.5 GB.
+BATCH_CELLS = 4096
+
+
+def model_batches(
+    calibration: pl.DataFrame, references: Sequence[str] | None
+) -> list[tuple[list[str], list[str]]]:
+    """The batches of models the statistical layer runs in: (the models whose rows a batch
+    gives, the models it reads: those and the references), the references given by the
+    first. One batch (every model) for a study of at most ``BATCH_CELLS`` cells, for every
+    pair of models (``references`` None: each cell is compared with every other model's) or
+    when a cell has no model.
+
+    Every table but the differences' q-values is made of one cell, one curve or a cell and
+    its references, so a batch gives its models' rows as the whole study would; the
+    q-values are adjusted over all batches at the end (``_batched``)."""
+    models = calibration.get_column("model")
+    every = models.unique(maintain_order=True).to_list()
+    if calibration.height <= BATCH_CELLS or references is None or models.null_count():
+        return [(every, every)]
+    cells = calibration.group_by("model", maintain_order=True).len()
+    size = dict(zip(cells["model"], cells["len"], strict=True))
+    fixed = [m for m in every if m in references]
+    budget = max(1, BATCH_CELLS - sum(size[m] for m in fixed))
+    batches, own, held = [], list(fixed), 0
+    for model in (m for m in every if m not in references):
+        if own and held + size[model] > budget:
+            batches.append(own)
+            own, held = [], 0
+        own.append(model)
+        held += size[model]
+    batches.append(own)
+    return [(own, list(dict.fromkeys([*fixed, *own]))) for own in batches]
+
+
+#: Each per-cell output table of ``statistical_tables`` and the columns its rows are told
+#: apart by, beyond the cell keys.
+_PER_CELL = {
+    "calibration": (),
+    "discrimination": (),
+    "selective": (),
+    "calibration_bins": ("binning", "bin"),
+}
+
+
+def _batched(one, batches, rows, tables, samples, rule, o: _Options) -> dict:
+    """``statistical_tables`` a batch of models at a time (``one``: it, with every option
+    but the tables), the batches' rows of their own models put together in the order one
+    pass gives them."""
+    keys = list(CELL)
+    parts: dict[str, list[pl.DataFrame]] = {}
+    for own, held in batches:
+
+        def subset(frame: pl.DataFrame | None, models=held) -> pl.DataFrame | None:
+            if frame is None or "model" not in frame.columns:
+                return frame
+            return frame.filter(pl.col("model").is_in(models))
+
+        part = one(
+            rows,
+            {name: subset(table) for name, table in tables.items()},
+            samples=subset(samples),
+        )
+        for name, table in part.items():
+            if name != "thresholds":  # made from the whole evidence below
+                parts.setdefault(name, []).append(subset(table, own))
+        del part
+    out = {name: pl.concat(frames) for name, frames in parts.items()}
+    # the order of one pass: the input tables' rows, and the cells sorted by their keys
+    for name, extra in _PER_CELL.items():
+        if name in out:
+            order = tables[name].select(*keys, *extra).with_row_index("_order")
+            out[name] = _in_order(out[name], order, [*keys, *extra])
+    cells = tables["calibration"].select(keys).sort(keys, nulls_last=True)
+    out["seeds"] = out["seeds"].sort([*keys, "seed"], nulls_last=True)
+    curve = [k for k in keys if k != "severity"]
+    curves = cells.select(curve).unique(maintain_order=True).with_row_index("_order")
+    out["trends"] = _in_order(out["trends"], curves, curve)
+    out["evidence"] = _in_order(
+        out["evidence"], tables["calibration"].select(keys).with_row_index("_order"), keys
+    )
+    out["differences"] = _adjusted(out["differences"], cells.with_row_index("_cell"), rule)
+    out["thresholds"] = thresholds(
+        out["evidence"], tau=o.tau, margin=o.margin, alpha=o.alpha, lights=o.lights
+    ).with_columns(bootstrap=pl.lit(o.replicates, pl.Int32))
+    return out
+
+
+def _in_order(frame: pl.DataFrame, order: pl.DataFrame, on: list[str]) -> pl.DataFrame:
+    """``frame`` sorted by the ``_order`` of its rows' ``on`` in ``order`` (stable)."""
+    return (
+        frame.join(order, on=on, how="left", nulls_equal=True, maintain_order="left")
+        .sort("_order", maintain_order=True)
+        .drop("_order")
+    )
+
+
+def _adjusted(differences: pl.DataFrame, cells: pl.DataFrame, rule: str) -> pl.DataFrame:
+    """The batches' differences in the order of one pass (cell, contrast, reference cell,
+    metric), the model contrast's ``reference_rule`` the study's, and each ``q_value`` the
+    Benjamini–Hochberg adjustment within its study × contrast × metric over every batch, a
+    pair of two references (given both ways) counted once, as ``paired_differences`` does."""
+    keys = list(CELL)
+    reference = cells.rename({"model": "reference_model", "severity": "reference_severity"})
+    reference = reference.rename({"_cell": "_reference"})
+    frame = (
+        differences.join(cells, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        .join(
+            reference,
+            on=[k if k not in ("model", "severity") else f"reference_{k}" for k in keys],
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+        .sort("_cell", "contrast", "_reference", "metric", maintain_order=True)
+        .with_columns(
+            reference_rule=pl.when(pl.col("contrast") == "model")
+            .then(pl.lit(rule))
+            .otherwise("reference_rule"),
+            _first=pl.min_horizontal("_cell", "_reference"),
+            _second=pl.max_horizontal("_cell", "_reference"),
+        )
+    )
+    family = ["study", "contrast", "metric"]
+    tests = frame.select(*family, "_first", "_second", "p_value").unique(
+        [*family, "_first", "_second"], maintain_order=True
+    )
+    q = []
+    for part in tests.partition_by(family, maintain_order=True):
+        p = part.get_column("p_value").cast(pl.Float64).fill_null(np.nan).to_numpy()
+        q.append(part.with_columns(q_value=pl.Series(benjamini_hochberg(p)).fill_nan(None)))
+    adjusted = (
+        pl.concat(q).drop("p_value")
+        if q
+        else tests.drop("p_value").with_columns(q_value=pl.lit(None, pl.Float64))
+    )
+    return (
+        frame.drop("q_value")
+        .join(
+            adjusted,
+            on=[*family, "_first", "_second"],
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+        .select(differences.columns)
+    )
