@@ -51,3 +51,31 @@ def test_model_batches_hold_the_references_and_every_model_once():
         assert model_batches(calibration, ("b",)) == [(["a", "b", "c", "d"],) * 2]
     finally:
         _statistical.BATCH_CELLS = monkey
+
+
+def test_batches_keep_the_order_of_one_pass_for_tables_in_any_order(tiny_warehouse, monkeypatch):
+    # statistical_tables called directly, with its per-cell tables in no particular order
+    from relcol.analysis import statistical_tables
+    from relcol.workflows import _report_tables
+
+    seen = {}
+
+    def captured(rows, tables, **options):
+        seen.update(rows=rows, tables=dict(tables), options=options)
+        return statistical_tables(rows, tables, **options)
+
+    monkeypatch.setattr(_report_tables, "statistical_tables", captured)
+    report_tables(tiny_warehouse, "tiny", bins=10, bootstrap=30)
+    tables = {
+        name: table.sample(fraction=1.0, shuffle=True, seed=3)
+        if name in ("calibration", "discrimination", "selective", "calibration_bins")
+        else table
+        for name, table in seen["tables"].items()
+    }
+    options = seen["options"] | {"replicates": 30}
+    one = statistical_tables(seen["rows"], tables, **options)
+    monkeypatch.setattr(_statistical, "BATCH_CELLS", 30)
+    batched = statistical_tables(seen["rows"], tables, **options)
+    assert set(one) == set(batched)
+    for name in one:
+        assert_frame_equal(batched[name], one[name], check_exact=True)

@@ -308,9 +308,7 @@ def _batched(one, batches, rows, tables, samples, rule, o: _Options) -> dict:
     curve = [k for k in keys if k != "severity"]
     curves = cells.select(curve).unique(maintain_order=True).with_row_index("_order")
     out["trends"] = _in_order(out["trends"], curves, curve)
-    out["evidence"] = _in_order(
-        out["evidence"], tables["calibration"].select(keys).with_row_index("_order"), keys
-    )
+    out["evidence"] = _in_order(out["evidence"], cells.with_row_index("_order"), keys)
     out["differences"] = _adjusted(out["differences"], cells.with_row_index("_cell"), rule)
     out["thresholds"] = thresholds(
         out["evidence"], tau=o.tau, margin=o.margin, alpha=o.alpha, lights=o.lights
