@@ -2,7 +2,8 @@
 point-estimate tables, in one call.
 
 ``statistical_tables`` runs the paired bootstrap once and derives from its replicates the
-intervals beside each metric, the paired differences, the trends and the thresholds.
+intervals beside each metric, the paired differences, the trends and the thresholds; a study
+of many cells a batch of models at a time (``model_batches``), with the same tables.
 """
 
 from __future__ import annotations
