@@ -57,6 +57,17 @@ def test_exact_p_value_equals_an_independent_enumeration(x, y):
     assert method == "exact" and p == pytest.approx(enumerate_p(x, y), abs=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_exact_p_value_of_nine_points_with_ties_equals_the_enumeration(seed):
+    """The orderings are counted by their integer statistic, not enumerated; nine points
+    with ties in both variables, against every one of the 9! orderings."""
+    rng = np.random.default_rng(seed)
+    x = np.arange(9.0) if seed % 2 else rng.integers(0, 5, 9).astype(float)
+    y = rng.integers(0, 4, 9).astype(float)
+    _, p, method = spearman(x, y)
+    assert method == "exact" and p == enumerate_p(x, y)
+
+
 def test_t_approximation_above_ten_points_matches_scipy():
     rng = np.random.default_rng(0)
     x = np.repeat([0.0, 0.1, 0.2, 0.3, 0.4, 0.5], 3)  # 6 severities × 3 seeds

@@ -28,6 +28,8 @@ samples, so every replicate carries that shared dependence; the simulation suite
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -43,7 +45,8 @@ from relcol.analysis._multiplicity import bootstrap_p_values
 #: model rises as its confidences spread, so a trend in it can be the estimator's floor
 #: moving rather than calibration changing.
 TREND_METRICS = ("accuracy", "mean_confidence", "gap", "ece_excess", "brier_top", "auroc")
-#: Exact permutation p-values up to this many points (10! = 3 628 800 orderings).
+#: Exact permutation p-values up to this many points (10! = 3 628 800 orderings, counted by
+#: ``_null_counts``).
 EXACT_POINTS = 10
 #: Columns of ``trends`` after the curve keys.
 COLUMNS = (
@@ -55,14 +58,13 @@ COLUMNS = (
     "points",
     "severities",
 )
-_TIE = 1e-12
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float, str]:
     """Spearman's ρ of ``x`` and ``y`` with its two-sided p-value and how it was computed.
 
     Returns ``(rho, p_value, method)`` with ``method`` ``"exact"`` (≤ 10 points: all
-    orderings enumerated) or ``"t"``; NaNs and ``"none"`` when ρ is undefined (fewer than
+    orderings counted) or ``"t"``; NaNs and ``"none"`` when ρ is undefined (fewer than
     3 points, or a constant variable).
 
     Examples
@@ -82,7 +84,7 @@ def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float, str]:
 
 
 def spearman_rho(x: np.ndarray, y: np.ndarray) -> float:
-    """Spearman's ρ of ``spearman`` alone, without its p-value (whose exact form enumerates
+    """Spearman's ρ of ``spearman`` alone, without its p-value (whose exact form counts
     every ordering); NaN where ρ is undefined."""
     ranked = _ranked(x, y)
     return np.nan if ranked is None else ranked[3]
@@ -119,40 +121,52 @@ def _t_p(rho: float, n: int) -> float:
 
 
 def _exact_p(rx: np.ndarray, ry: np.ndarray, scale: float, rho: float) -> float:
-    """Share of the n! orderings of ``ry`` against ``rx`` with |ρ| ≥ |ρ observed|."""
-    null = _null_distribution(rx.tobytes(), np.sort(ry).tobytes(), scale)
-    return float(len(null) - np.searchsorted(null, abs(rho) - _TIE, side="left")) / len(null)
+    """Share of the n! orderings of ``ry`` against ``rx`` with |ρ| ≥ |ρ observed|.
+
+    Centred mid-ranks are multiples of ½, so 4·Σ rx·ry is an integer S and the orderings are
+    counted by S (``_null_counts``) instead of enumerated: two values of |ρ| that differ at
+    all differ by at least 1/(4·scale), far beyond rounding, so comparing the integers is
+    comparing the |ρ|."""
+    a, b = _doubled(rx), _doubled(ry)
+    observed = abs(int(a @ b))
+    values, ways = _null_counts(tuple(a.tolist()), tuple(sorted(b.tolist())))
+    tied = math.prod(math.factorial(c) for c in Counter(b.tolist()).values())
+    extreme = int(ways[np.abs(values) >= observed].sum()) * tied  # orderings, not sequences
+    return extreme / math.factorial(len(a))
 
 
-@lru_cache(maxsize=8)
-def _null_distribution(rx_bytes: bytes, ry_bytes: bytes, scale: float) -> np.ndarray:
-    """The sorted |ρ| of every ordering: it depends only on the two rank vectors (as sets),
-    so the curves of a study, which share their design, share it."""
-    rx, ry = np.frombuffer(rx_bytes), np.frombuffer(ry_bytes)
-    perms = _permutations(len(rx))
-    out = np.empty(len(perms))
-    step = 1 << 18
-    for start in range(0, len(perms), step):
-        out[start : start + step] = np.abs(ry[perms[start : start + step]] @ rx / scale)
-    out.sort()
-    return out
+def _doubled(ranks: np.ndarray) -> np.ndarray:
+    return np.rint(2 * ranks).astype(np.int64)
 
 
-@lru_cache(maxsize=EXACT_POINTS + 1)
-def _permutations(n: int) -> np.ndarray:
-    """Every permutation of range(n) as rows of an int8 array (n! × n), built by inserting
-    the next element at every position of the permutations of one fewer."""
-    perms = np.zeros((1, 0), dtype=np.int8)
-    for k in range(n):
-        count = perms.shape[0]
-        grown = np.empty((count * (k + 1), k + 1), dtype=np.int8)
-        for position in range(k + 1):
-            rows = slice(position * count, (position + 1) * count)
-            grown[rows, :position] = perms[:, :position]
-            grown[rows, position] = k
-            grown[rows, position + 1 :] = perms[:, position:]
-        perms = grown
-    return perms
+@lru_cache(maxsize=1024)
+def _null_counts(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every value S = Σ a_i·b_π(i) over the distinct arrangements π of the multiset ``b``,
+    and how many arrangements give it: by dynamic programming over the positions, a state
+    being how many of each distinct value of ``b`` are placed (at most 2¹⁰ states for ten
+    points), so a tie pattern costs milliseconds, not the n! orderings."""
+    distinct = sorted(set(b))
+    counts = tuple(b.count(v) for v in distinct)
+    bound = sum(abs(x) for x in a) * max((abs(v) for v in distinct), default=0)
+    layer = {(0,) * len(distinct): np.zeros(2 * bound + 1, dtype=np.int64)}
+    layer[(0,) * len(distinct)][bound] = 1
+    for x in a:
+        grown: dict[tuple[int, ...], np.ndarray] = {}
+        for state, ways in layer.items():
+            for k, value in enumerate(distinct):
+                if state[k] == counts[k]:
+                    continue
+                placed = (*state[:k], state[k] + 1, *state[k + 1 :])
+                shift = x * value
+                target = grown.setdefault(placed, np.zeros_like(ways))
+                if shift >= 0:
+                    target[shift:] += ways[: len(ways) - shift]
+                else:
+                    target[:shift] += ways[-shift:]
+        layer = grown
+    (ways,) = layer.values()
+    present = np.flatnonzero(ways)
+    return present - bound, ways[present]
 
 
 def spearman_rows(x: np.ndarray, values: np.ndarray) -> np.ndarray:
