@@ -77,9 +77,9 @@ def spearman(x: np.ndarray, y: np.ndarray) -> tuple[float, float, str]:
     ranked = _ranked(x, y)
     if ranked is None:
         return np.nan, np.nan, "none"
-    rx, ry, scale, rho = ranked
+    rx, ry, rho = ranked
     if len(rx) <= EXACT_POINTS:
-        return rho, _exact_p(rx, ry, scale, rho), "exact"
+        return rho, _exact_p(rx, ry), "exact"
     return rho, _t_p(rho, len(rx)), "t"
 
 
@@ -87,11 +87,11 @@ def spearman_rho(x: np.ndarray, y: np.ndarray) -> float:
     """Spearman's ρ of ``spearman`` alone, without its p-value (whose exact form counts
     every ordering); NaN where ρ is undefined."""
     ranked = _ranked(x, y)
-    return np.nan if ranked is None else ranked[3]
+    return np.nan if ranked is None else ranked[2]
 
 
-def _ranked(x, y) -> tuple[np.ndarray, np.ndarray, float, float] | None:
-    """The centred ranks of ``x`` and ``y``, their scale and ρ; None when ρ is undefined."""
+def _ranked(x, y) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """The centred ranks of ``x`` and ``y`` and ρ; None when ρ is undefined."""
     x, y = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
     if len(x) < 3:
         return None
@@ -99,7 +99,7 @@ def _ranked(x, y) -> tuple[np.ndarray, np.ndarray, float, float] | None:
     scale = np.sqrt((rx @ rx) * (ry @ ry))
     if scale == 0:
         return None
-    return rx, ry, scale, float(np.clip((rx @ ry) / scale, -1.0, 1.0))
+    return rx, ry, float(np.clip((rx @ ry) / scale, -1.0, 1.0))
 
 
 #: Values equal to this many decimals are ties. Metrics summed in a different order (Polars'
@@ -120,13 +120,13 @@ def _t_p(rho: float, n: int) -> float:
     return float(2 * stats.t.sf(abs(t), n - 2))
 
 
-def _exact_p(rx: np.ndarray, ry: np.ndarray, scale: float, rho: float) -> float:
+def _exact_p(rx: np.ndarray, ry: np.ndarray) -> float:
     """Share of the n! orderings of ``ry`` against ``rx`` with |ρ| ≥ |ρ observed|.
 
     Centred mid-ranks are multiples of ½, so 4·Σ rx·ry is an integer S and the orderings are
     counted by S (``_null_counts``) instead of enumerated: two values of |ρ| that differ at
-    all differ by at least 1/(4·scale), far beyond rounding, so comparing the integers is
-    comparing the |ρ|."""
+    all differ by at least 1/(4·√(Σrx²·Σry²)), far beyond rounding, so comparing the
+    integers is comparing the |ρ|."""
     a, b = _doubled(rx), _doubled(ry)
     observed = abs(int(a @ b))
     values, ways = _null_counts(tuple(a.tolist()), tuple(sorted(b.tolist())))
