@@ -34,23 +34,19 @@ def test_batches_of_models_give_the_tables_of_one_pass(tiny_warehouse, monkeypat
         assert_frame_equal(batched[name], one[name], check_exact=True)
 
 
-def test_model_batches_hold_the_references_and_every_model_once():
+def test_model_batches_hold_the_references_and_every_model_once(monkeypatch):
     calibration = pl.DataFrame(
         {"model": ["a"] * 3 + ["b"] * 2 + ["c"] * 2 + ["d"] * 1, "n": [1] * 8}
     )
-    monkey = _statistical.BATCH_CELLS
-    try:
-        _statistical.BATCH_CELLS = 6
-        assert model_batches(calibration, ("b",)) == [
-            (["b", "a"], ["b", "a"]),
-            (["c", "d"], ["b", "c", "d"]),
-        ]
-        # every pair of models, or a study that fits: one batch of everything
-        assert model_batches(calibration, None) == [(["a", "b", "c", "d"],) * 2]
-        _statistical.BATCH_CELLS = 8
-        assert model_batches(calibration, ("b",)) == [(["a", "b", "c", "d"],) * 2]
-    finally:
-        _statistical.BATCH_CELLS = monkey
+    monkeypatch.setattr(_statistical, "BATCH_CELLS", 6)
+    assert model_batches(calibration, ("b",)) == [
+        (["b", "a"], ["b", "a"]),
+        (["c", "d"], ["b", "c", "d"]),
+    ]
+    # every pair of models, or a study that fits: one batch of everything
+    assert model_batches(calibration, None) == [(["a", "b", "c", "d"],) * 2]
+    monkeypatch.setattr(_statistical, "BATCH_CELLS", 8)
+    assert model_batches(calibration, ("b",)) == [(["a", "b", "c", "d"],) * 2]
 
 
 def test_batches_keep_the_order_of_one_pass_for_tables_in_any_order(tiny_warehouse, monkeypatch):

@@ -283,20 +283,14 @@ def _batched(one, batches, rows, tables, samples, rule, o: _Options) -> dict:
     keys = list(CELL)
     parts: dict[str, list[pl.DataFrame]] = {}
     for own, held in batches:
-
-        def subset(frame: pl.DataFrame | None, models=held) -> pl.DataFrame | None:
-            if frame is None or "model" not in frame.columns:
-                return frame
-            return frame.filter(pl.col("model").is_in(models))
-
         part = one(
             rows,
-            {name: subset(table) for name, table in tables.items()},
-            samples=subset(samples),
+            {name: _of_models(table, held) for name, table in tables.items()},
+            samples=_of_models(samples, held),
         )
         for name, table in part.items():
             if name != "thresholds":  # made from the whole evidence below
-                parts.setdefault(name, []).append(subset(table, own))
+                parts.setdefault(name, []).append(_of_models(table, own))
         del part
     out = {name: pl.concat(frames) for name, frames in parts.items()}
     # the order of one pass: the input tables' rows, and the cells sorted by their keys
@@ -317,6 +311,13 @@ def _batched(one, batches, rows, tables, samples, rule, o: _Options) -> dict:
     return out
 
 
+def _of_models(frame: pl.DataFrame | None, models: list[str]) -> pl.DataFrame | None:
+    """The rows of ``models`` (a frame without a ``model`` column, whole)."""
+    if frame is None or "model" not in frame.columns:
+        return frame
+    return frame.filter(pl.col("model").is_in(models))
+
+
 def _in_order(frame: pl.DataFrame, order: pl.DataFrame, on: list[str]) -> pl.DataFrame:
     """``frame`` sorted by the ``_order`` of its rows' ``on`` in ``order`` (stable)."""
     return (
@@ -332,8 +333,9 @@ def _adjusted(differences: pl.DataFrame, cells: pl.DataFrame, rule: str) -> pl.D
     Benjamini–Hochberg adjustment within its study × contrast × metric over every batch, a
     pair of two references (given both ways) counted once, as ``paired_differences`` does."""
     keys = list(CELL)
-    reference = cells.rename({"model": "reference_model", "severity": "reference_severity"})
-    reference = reference.rename({"_cell": "_reference"})
+    reference = cells.rename(
+        {"model": "reference_model", "severity": "reference_severity", "_cell": "_reference"}
+    )
     frame = (
         differences.join(cells, on=keys, how="left", nulls_equal=True, maintain_order="left")
         .join(

@@ -29,7 +29,6 @@ samples, so every replicate carries that shared dependence; the simulation suite
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -129,10 +128,8 @@ def _exact_p(rx: np.ndarray, ry: np.ndarray) -> float:
     integers is comparing the |ρ|."""
     a, b = _doubled(rx), _doubled(ry)
     observed = abs(int(a @ b))
-    values, ways = _null_counts(tuple(a.tolist()), tuple(sorted(b.tolist())))
-    tied = math.prod(math.factorial(c) for c in Counter(b.tolist()).values())
-    extreme = int(ways[np.abs(values) >= observed].sum()) * tied  # orderings, not sequences
-    return extreme / math.factorial(len(a))
+    values, orderings = _null_counts(tuple(a.tolist()), tuple(sorted(b.tolist())))
+    return int(orderings[np.abs(values) >= observed].sum()) / math.factorial(len(a))
 
 
 def _doubled(ranks: np.ndarray) -> np.ndarray:
@@ -141,10 +138,11 @@ def _doubled(ranks: np.ndarray) -> np.ndarray:
 
 @lru_cache(maxsize=1024)
 def _null_counts(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Every value S = Σ a_i·b_π(i) over the distinct arrangements π of the multiset ``b``,
-    and how many arrangements give it: by dynamic programming over the positions, a state
-    being how many of each distinct value of ``b`` are placed (at most 2¹⁰ states for ten
-    points), so a tie pattern costs milliseconds, not the n! orderings."""
+    """Every value S = Σ a_i·b_π(i) over the n! orderings π of ``b``, and how many orderings
+    give it: the distinct arrangements of the multiset ``b`` counted by dynamic programming
+    over the positions, a state being how many of each distinct value are placed (at most
+    2¹⁰ states for ten points), each standing for the orderings of its tied values; so a
+    tie pattern costs milliseconds, not the n! orderings."""
     distinct = sorted(set(b))
     counts = tuple(b.count(v) for v in distinct)
     bound = sum(abs(x) for x in a) * max((abs(v) for v in distinct), default=0)
@@ -166,7 +164,8 @@ def _null_counts(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[np.ndarray, np
         layer = grown
     (ways,) = layer.values()
     present = np.flatnonzero(ways)
-    return present - bound, ways[present]
+    tied = math.prod(math.factorial(c) for c in counts)  # orderings per arrangement
+    return present - bound, ways[present] * tied
 
 
 def spearman_rows(x: np.ndarray, values: np.ndarray) -> np.ndarray:
