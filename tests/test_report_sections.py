@@ -15,6 +15,7 @@ import polars as pl
 import pytest
 
 import relcol
+import relcol.report._sections as report_sections
 from relcol import report_tables
 from relcol.analysis import summary_tables
 from relcol.analysis._bins import (
@@ -34,6 +35,7 @@ from relcol.report._figures import (
     reliability_figure,
 )
 from relcol.report._html import SECTIONS
+from relcol.report._sections import figure_models
 from relcol.store import CELL
 
 ORDER = [
@@ -249,6 +251,53 @@ def test_one_model_keeps_one_colour(tables):
         assert rows[model].yaxis.label.get_color() == style["color"]
         assert {line.get_color() for line in rows[model].get_lines()[1:]} == {style["color"]}
     assert [s["color"] for s in styles.values()] == list(OKABE_ITO[:3])
+
+
+def test_figures_draw_the_models_of_the_largest_and_smallest_gaps(monkeypatch):
+    monkeypatch.setattr(report_sections, "FIGURE_MODELS", 4)
+    models = ["a", "b", "c", "d", "e", "f", "g"]
+    worst = pl.DataFrame(
+        {
+            "study": ["s", "t", "s", "s", "s", "s", "s", "s"],
+            "model": ["b", "b", "c", "a", "d", "e", "f", "g"],
+            "gap": [0.30, 0.01, 0.25, 0.20, None, 0.05, -0.10, 0.05],
+        }
+    )
+    # largest gaps: b (0.30, its worst study), c; smallest: f, then e before g (ties in
+    # the order of ``worst``, reversed from the bottom: g is the later of the two)
+    assert figure_models(worst, models) == ["b", "c", "f", "g"]
+    # a model without a gap only fills the count
+    few = worst.filter(pl.col("model").is_in(["a", "b", "d"]))
+    monkeypatch.setattr(report_sections, "FIGURE_MODELS", 2)
+    assert figure_models(few, ["a", "b", "d"]) == ["a", "b"]
+    assert figure_models(few.with_columns(gap=None), ["a", "b", "d"]) == ["a", "b"]
+    monkeypatch.setattr(report_sections, "FIGURE_MODELS", 3)
+    assert figure_models(few, ["d", "a", "b"]) == ["d", "a", "b"]
+
+
+def test_a_study_of_more_models_than_figures_draw_keeps_them_in_its_tables(
+    tables, meta, monkeypatch
+):
+    # the tiny study's three models, two drawn: the largest and the smallest worst gap
+    calibration = tables["calibration"]
+    worst = calibration.group_by("model").agg(pl.col("gap").max()).sort("gap")
+    kept = {worst["model"][0], worst["model"][-1]}
+    (left,) = set(calibration["model"]) - kept
+    monkeypatch.setattr(report_sections, "FIGURE_MODELS", 2)
+    html = render_html(tables, meta=meta)
+    figures = re.findall(r'<svg role="img" aria-label="([^"]+)".*?</svg>', html, re.S)
+    svgs = re.findall(r'<svg role="img" aria-label="[^"]+".*?</svg>', html, re.S)
+    drawn = 0
+    for label, svg in zip(figures, svgs, strict=True):
+        if label.startswith(("Degradation", "Reliability", "Confidence", "Risk", "Robustness")):
+            assert left not in svg and all(model in svg for model in kept), label
+            drawn += 1
+    assert drawn == 9  # four kinds for each of two datasets, and the scorecard
+    assert html.count("Drawn for 2 of the 3 models") == 9
+    # every table keeps the model the figures leave out
+    for table in ("relcol-discrimination-1", "relcol-selective-1", "relcol-scorecard"):
+        body = html[html.index(f'id="{table}"') :]
+        assert left in body[: body.index("</table>")], table
 
 
 def test_verdicts_and_the_trust_section_appear_with_their_data(tables, meta, monkeypatch):

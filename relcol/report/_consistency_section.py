@@ -30,6 +30,7 @@ from relcol.report._figures import (
     scorecard_figure,
 )
 from relcol.report._layout import by_dataset, figure
+from relcol.report._sections import drawn_models
 from relcol.report._tables import table_html
 
 _AXES = {"seed": "across training seeds", "repeat": "across corruption repeats"}
@@ -121,6 +122,7 @@ def _consistency(table: pl.DataFrame, styles: Styles, *, panels: bool) -> str:
             )
         )
         if panels and not curves.is_empty() and set(curves["axis"]) & {"seed", "repeat"}:
+            curves, drawn = drawn_models(curves, styles, "the table below has every model")
             svg = drawn_svg(
                 consistency_figure,
                 curves,
@@ -134,7 +136,7 @@ def _consistency(table: pl.DataFrame, styles: Styles, *, panels: bool) -> str:
                     svg,
                     f"{escape(name)}: mean accuracy of the replicates (solid) beside the share "
                     "of samples every replicate got right (dashed), a row per axis of "
-                    "variation. The wider the gap between them, the less the errors repeat.",
+                    f"variation. The wider the gap between them, the less the errors repeat.{drawn}",
                 )
             )
         # One table for every model (a file when long).
@@ -261,6 +263,7 @@ def _scorecard(card: pl.DataFrame, styles: Styles) -> str:
     single = card.filter(pl.col("label").is_null()) if "label" in card.columns else card
     studies = single["study"].n_unique() if "study" in single.columns else 1
     if not single.is_empty() and studies == 1:
+        single, drawn = drawn_models(single, styles, "the table below has every model")
         svg = drawn_svg(
             scorecard_figure,
             single,
@@ -271,7 +274,7 @@ def _scorecard(card: pl.DataFrame, styles: Styles) -> str:
         panel = figure(
             svg,
             "Stability S, resilience R, reliability L and their weighted robustness per model "
-            "(1 is best), a panel per dataset.",
+            f"(1 is best), a panel per dataset.{drawn}",
         )
     return panel + "\n" + table_html(gt, collapse=False)
 

@@ -41,6 +41,7 @@ from relcol.report._sections import (
     calibration_section,
     corruptions_section,
     degradation_section,
+    figure_models,
     reliability_section,
 )
 from relcol.report._sources import sources_section
@@ -224,13 +225,14 @@ def _render(
     study = meta.get("study") or ", ".join(
         calibration.get_column("study").unique(maintain_order=True)
     )
-    # One style per model for the whole report, so a model keeps its colour everywhere.
-    styles = model_styles(calibration.get_column("model").unique(maintain_order=True).to_list())
-    context = {"bins": bins, "styles": styles, "study": study, "meta": meta}
-
     # the summaries the page prints (report_tables computes them; a caller with only the
     # metric tables gets them here, from the same function), then labels by their names
     tables = {**tables, **summary_tables(tables, missing=True)}
+    # One style per model the figures draw, for the whole report, so a model keeps its colour
+    # everywhere; a study of many models draws some of them (the tables keep every one).
+    models = calibration.get_column("model").unique(maintain_order=True).to_list()
+    styles = model_styles(figure_models(tables["worst_gaps"], models))
+    context = {"bins": bins, "styles": styles, "study": study, "meta": meta}
     tables = name_labels_in(tables)
     builders = _builders()
     sections = []

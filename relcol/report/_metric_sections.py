@@ -27,7 +27,7 @@ from relcol.report._figures import (
     risk_coverage_figure,
 )
 from relcol.report._layout import by_dataset, figure
-from relcol.report._sections import figure_subset
+from relcol.report._sections import drawn_models, figure_subset
 from relcol.report._tables import data_color, merge_intervals, table_html
 
 _GROUP = "__group"
@@ -76,6 +76,10 @@ def discrimination_section(
                 tables["calibration"],
                 "every cell is in <code>confidence_histogram.csv</code>",
             )
+            rows, chosen = drawn_models(
+                rows, styles, "every model is in <code>confidence_histogram.csv</code>"
+            )
+            drawn += chosen
         if rows is not None and not rows.is_empty() and bins:
             auroc = {
                 (r["model"], r["corruption"], r["severity"]): r["auroc"]
@@ -132,6 +136,7 @@ def selective_section(
         parts = []
         rows = _same_dataset(curves, part)
         if rows is not None and not rows.is_empty():
+            rows, drawn = drawn_models(rows, styles, "the table below has every model")
             svg = drawn_svg(
                 risk_coverage_figure,
                 rows,
@@ -146,7 +151,7 @@ def selective_section(
                     f"{escape(name)}: the error rate among accepted predictions when only the "
                     "most confident share (coverage) is accepted, on clean data and at each "
                     "corruption's worst severity. A useful confidence gives a curve that "
-                    "starts low and rises towards the overall error rate at coverage 1.",
+                    f"starts low and rises towards the overall error rate at coverage 1.{drawn}",
                 )
             )
         parts.append(table_html(_selective(part, f"relcol-selective-{index}", name)))

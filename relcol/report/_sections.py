@@ -8,7 +8,7 @@ number is a column of a table passed in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from html import escape
 
 import polars as pl
@@ -85,6 +85,51 @@ def figure_subset(
     return kept, sentence
 
 
+#: The report's figures draw at most this many models: the palette's eight colours, each in two
+#: line styles. A study of more models draws the ones :func:`figure_models` picks, the same in
+#: every figure (so each keeps its colour); the tables and their files keep every model.
+FIGURE_MODELS = 16
+
+
+def figure_models(worst: pl.DataFrame, models: Sequence[str]) -> list[str]:
+    """The models the report's figures draw, in the order of ``models`` (every model of the
+    report, in the study's order): all of them when there are at most ``FIGURE_MODELS``; else
+    the ``FIGURE_MODELS // 2`` whose largest gap Δ (``worst``: the ``worst_gaps`` table, a
+    model's most overconfident cell) is the largest and the rest of the count whose largest
+    gap Δ is the smallest, ties in the order of ``worst``; models without a gap only fill
+    the count."""
+    limit = FIGURE_MODELS
+    if len(models) <= limit:
+        return list(models)
+    ranked = (
+        worst.filter(pl.col("model").is_in(models))
+        .group_by("model", maintain_order=True)
+        .agg(pl.col("gap").max())
+        .sort("gap", descending=True, nulls_last=True, maintain_order=True)
+    )
+    gapped = ranked.drop_nulls("gap").get_column("model").to_list()
+    high = limit // 2
+    chosen = {*gapped[:high], *gapped[high:][::-1][: limit - high]}
+    chosen |= set([m for m in models if m not in chosen][: limit - len(chosen)])
+    return [m for m in models if m in chosen]
+
+
+def drawn_models(part: pl.DataFrame, styles: Styles, what: str) -> tuple[pl.DataFrame, str]:
+    """``part`` cut to the models ``styles`` draws (``figure_models``), and the sentence that
+    says so (empty when every model of ``part`` is drawn); ``what``: where the rest are."""
+    every = part.get_column("model").unique(maintain_order=True).to_list()
+    kept = [m for m in every if m in styles]
+    if len(kept) == len(every):
+        return part, ""
+    high = FIGURE_MODELS // 2
+    sentence = (
+        f" Drawn for {len(kept)} of the {len(every)} models: the report's figures draw the "
+        f"{high} whose largest gap Δ (at their most overconfident cell) is the largest and the "
+        f"{FIGURE_MODELS - high} where it is the smallest; {what}."
+    )
+    return part.filter(pl.col("model").is_in(kept)), sentence
+
+
 def degradation_section(
     tables: Mapping[str, pl.DataFrame],
     *,
@@ -127,9 +172,10 @@ def degradation_section(
         if "realised_rate" in drawn.columns:
             part = drawn.drop("realised_rate", "diverges")
             realised = drawn.filter(pl.col("diverges")).get_column("corruption").unique().to_list()
+        lines, chosen = drawn_models(drawn, styles, "the trends table has every model")
         svg = drawn_svg(
             degradation_figure,
-            drawn,
+            lines,
             title=name,
             styles=styles,
             realised=realised,
@@ -138,7 +184,7 @@ def degradation_section(
         )
         caption = (
             f"{escape(name)}: accuracy, mean confidence, ECE and the gap Δ = mean confidence − "
-            "accuracy against corruption severity d (thin lines: single labels)."
+            f"accuracy against corruption severity d (thin lines: single labels).{chosen}"
         )
         if realised:
             caption += (
@@ -206,6 +252,8 @@ def reliability_section(
         part, drawn = figure_subset(
             part, calibration, "every cell's bins are in <code>reliability.csv</code>"
         )
+        part, chosen = drawn_models(part, styles, "their bins are in <code>reliability.csv</code>")
+        drawn += chosen
         models = part.get_column("model").unique(maintain_order=True).to_list()
         if part.get_column("corruption").n_unique() > 1 or len(models) < 3:
             svg = drawn_svg(
