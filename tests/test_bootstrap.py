@@ -279,6 +279,24 @@ def test_rows_order_and_chunks_do_not_change_anything():
         )
 
 
+@pytest.mark.parametrize("kept", [("width",), ("mass",), ()])
+def test_binnings_whose_bins_are_not_kept_change_nothing_else(kept):
+    rows = frame_of(np.random.default_rng(12), models=("a", "b"))
+    every = bootstrap(rows, replicates=40, bins=10)
+    some = bootstrap(rows, replicates=40, bins=10, bin_replicates=kept)
+    assert set(every.bins) == {"width", "mass"} and set(some.bins) == set(kept)
+    for binning in kept:
+        np.testing.assert_array_equal(every.bins[binning], some.bins[binning])
+    for name in every.values:
+        np.testing.assert_array_equal(every.values[name], some.values[name], err_msg=name)
+        np.testing.assert_array_equal(every.points[name], some.points[name], err_msg=name)
+    for binning in ("width", "mass"):
+        np.testing.assert_array_equal(every.bin_accuracy[binning], some.bin_accuracy[binning])
+        np.testing.assert_array_equal(every.bin_samples[binning], some.bin_samples[binning])
+    assert bin_intervals(some).equals(bin_intervals(every))
+    assert some.seeds.equals(every.seeds)
+
+
 def test_the_chunk_budget_holds_where_each_run_sends_the_work(monkeypatch):
     # a cluster's each_run hands a worker a run of many cells; the worker still reads and
     # resamples them in chunks of at most chunk_rows rows, with the same bits as here
@@ -790,3 +808,5 @@ def test_bad_parameters_are_named():
         bootstrap(rows, replicates=0)
     with pytest.raises(ParameterError, match="seed"):
         bootstrap(rows, seed=-1)
+    with pytest.raises(ParameterError, match=r"bin_replicates must name binnings .*'quantile'"):
+        bootstrap(rows, bin_replicates=("width", "quantile"))

@@ -191,7 +191,9 @@ def period_metrics(
     if rows.is_empty():
         return _empty_metrics()
     cells, streams = _as_cells(rows)
-    reps = bootstrap(cells, replicates=max(replicates, 1), bins=bins, seed=seed, proba=False)
+    reps = bootstrap(
+        cells, replicates=max(replicates, 1), bins=bins, seed=seed, proba=False, bin_replicates=()
+    )
     table = reps.cells.with_columns(
         pl.Series(name, reps.points[name]).fill_nan(None) for name in PERIOD_METRICS
     )

@@ -289,7 +289,9 @@ def multilabel_intervals(
         )
         # the same rows twice: per label, and pooled into one micro cell (label null)
         both = pl.concat([rows, rows.with_columns(label=pl.lit(None, pl.Int32))])
-        result = bootstrap(both, replicates=replicates, bins=bins, seed=seed, proba=False)
+        result = bootstrap(
+            both, replicates=replicates, bins=bins, seed=seed, proba=False, bin_replicates=()
+        )
         if result.cells.is_empty():
             continue
         metrics = interval_metrics(mode)

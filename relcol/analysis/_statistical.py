@@ -183,6 +183,7 @@ def _one_pass(
         risk=0.05 if risk is None else float(risk),
         cells=calibration.select(*list(CELL), "n"),
         each_run=o.each_run,
+        bin_replicates=("width",),  # the MCE's judged bins; the equal-mass ones go unread
     )
     out: dict[str, pl.DataFrame] = {}
     for name, metrics in TABLES.items():
