@@ -408,6 +408,58 @@ def test_the_report_gives_each_named_label_every_single_label_view(tmp_path):
     assert all(name in result.summary for name in EMAIL_LABELS)
 
 
+def test_figures_of_many_labels_draw_micro_and_the_labels_of_the_extreme_gaps(
+    tmp_path, monkeypatch
+):
+    import re
+
+    import relcol.report._sections as report_sections
+
+    names = ["tag_alpha", "tag_bravo", "tag_charlie", "tag_delta", "tag_echo"]
+    rng = np.random.default_rng(5)
+    samples = 150
+    label = np.tile(np.arange(len(names)), samples)
+    p = rng.beta(0.8, 0.8, label.size)
+    # each label miscalibrated by its own amount: distinct gaps
+    y = (rng.random(label.size) < np.clip(p + (label - 2) * 0.08, 0, 1)).astype(int)
+    frame = pl.DataFrame(
+        {
+            "sample_id": np.repeat(np.arange(samples), len(names)),
+            "label": [names[i] for i in label],
+            "y_true": y,
+            "probability": p,
+        }
+    )
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    relcol.ingest_predictions(frame, wh, name="tags", model="m")
+    monkeypatch.setattr(report_sections, "FIGURE_MODELS", 3)  # micro and two labels
+    result = relcol.report(wh, study="tags", out=tmp_path / "r", bootstrap=0)
+    html = result.html.read_text()
+    # the labels of the largest and the smallest largest gap, from the exported tables
+    named = pl.read_parquet(tmp_path / "r" / "multilabel.parquet").select("label", "label_name")
+    gaps = (
+        pl.read_parquet(tmp_path / "r" / "calibration.parquet")
+        .join(named.unique(), on="label")
+        .group_by("label_name")
+        .agg(pl.col("gap").max())
+        .sort("gap")
+    )
+    kept = {gaps["label_name"][0], gaps["label_name"][-1]}
+    left = set(names) - kept
+    drawn = 0
+    for label, svg in re.findall(r'<svg role="img" aria-label="([^"]+)"(.*?)</svg>', html, re.S):
+        if label.startswith(("Reliability", "Confidence", "Risk")):
+            assert all(name in svg for name in kept) and "micro" in svg, label
+            assert not any(name in svg for name in left), label
+            drawn += 1
+    assert drawn == 3
+    assert html.count("Drawn for 3 of the 6 rows: micro and, of the labels, the 1 whose") == 3
+    # the tables keep every label
+    section = html[html.index('<section id="multilabel">') :]
+    table = section[section.index('id="relcol-multilabel-binary"') :]
+    assert all(name in table[: table.index("</table>")] for name in names)
+
+
 def test_without_the_bootstrap_the_section_says_so_and_macro_is_a_plain_mean(wh, tmp_path):
     result = relcol.report(wh, study="ml0", out=tmp_path / "r", bootstrap=0)
     html = result.html.read_text()

@@ -30,6 +30,7 @@ from relcol.analysis import (
 )
 from relcol.analysis import MULTILABEL_INTERVALS as INTERVALS
 from relcol.metrics import labels
+from relcol.report import _sections
 from relcol.report._drawing import drawn_svg
 from relcol.report._figures import (
     _RC,
@@ -45,6 +46,7 @@ from relcol.report._metric_sections import (
     _prepared,
     _selective,
 )
+from relcol.report._sections import drawn_models, figure_models
 from relcol.report._tables import TOP_SCORE_LABELS, merge_intervals, table_html
 from relcol.report._trust_section import _table as trust_table
 from relcol.report._trust_section import _with_trend
@@ -264,6 +266,19 @@ def _figures(tables, multilabel: pl.DataFrame, *, bins: int) -> list[str]:
             "first, a line per label and one for micro.",
         ),
     )
+    # at most FIGURE_MODELS rows or lines: micro and the labels of the largest and smallest
+    # gaps, the same labels in every figure
+    cells = _as_rows(tables.get("calibration"), multilabel, micro=False)
+    named = (
+        [] if cells.is_empty() else cells.get_column("model").unique(maintain_order=True).to_list()
+    )
+    labels = _sections.FIGURE_MODELS - 1
+    drawn = set(figure_models(cells, named, labels)) if named else set()
+    rule = (
+        f"micro and, of the labels, the {labels // 2} whose largest gap Δ (at their most "
+        f"overconfident cell) is the largest and the {labels - labels // 2} where it is the "
+        "smallest"
+    )
     out = []
     for table, prefix, heading, draw, caption in specs:
         rows = _both(tables, multilabel, table)
@@ -273,6 +288,10 @@ def _figures(tables, multilabel: pl.DataFrame, *, bins: int) -> list[str]:
             rows = rows.filter(pl.col("binning") == "width")
         if "stage" not in rows.columns:
             rows = with_stage(rows)
+        keep = {m for m in rows.get_column("model").unique() if m in drawn or m not in named}
+        what = f"every label is in <code>{table}.csv</code>"
+        rows, chosen = drawn_models(rows, keep, what, rows="rows", rule=rule)
+        caption += chosen
         styles = _styles(rows)
 
         def render(

@@ -8,7 +8,7 @@ number is a column of a table passed in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from html import escape
 
 import polars as pl
@@ -91,14 +91,16 @@ def figure_subset(
 FIGURE_MODELS = 16
 
 
-def figure_models(worst: pl.DataFrame, models: Sequence[str]) -> list[str]:
+def figure_models(
+    worst: pl.DataFrame, models: Sequence[str], limit: int | None = None
+) -> list[str]:
     """The models the report's figures draw, in the order of ``models`` (every model of the
-    report, in the study's order): all of them when there are at most ``FIGURE_MODELS``; else
-    the ``FIGURE_MODELS // 2`` whose largest gap Δ (``worst``: the ``worst_gaps`` table, a
-    model's most overconfident cell) is the largest and the rest of the count whose largest
-    gap Δ is the smallest, ties in the order of ``worst``; models without a gap only fill
-    the count."""
-    limit = FIGURE_MODELS
+    report, in the study's order): all of them when there are at most ``limit`` (default
+    ``FIGURE_MODELS``); else the ``limit // 2`` whose largest gap Δ (``worst``: a ``model``
+    and a ``gap`` column, such as the ``worst_gaps`` table; a model's largest) is the largest
+    and the rest of the count whose largest gap Δ is the smallest, ties in the order of
+    ``worst``; models without a gap only fill the count."""
+    limit = FIGURE_MODELS if limit is None else limit
     if len(models) <= limit:
         return list(models)
     ranked = (
@@ -114,19 +116,25 @@ def figure_models(worst: pl.DataFrame, models: Sequence[str]) -> list[str]:
     return [m for m in models if m in chosen]
 
 
-def drawn_models(part: pl.DataFrame, styles: Styles, what: str) -> tuple[pl.DataFrame, str]:
-    """``part`` cut to the models ``styles`` draws (``figure_models``), and the sentence that
-    says so (empty when every model of ``part`` is drawn); ``what``: where the rest are."""
+def drawn_models(
+    part: pl.DataFrame, drawn: Collection[str], what: str, *, rows: str = "models", rule: str = ""
+) -> tuple[pl.DataFrame, str]:
+    """``part`` cut to the models ``drawn`` names (the report's styles: one per model
+    ``figure_models`` picks), and the sentence that says so (empty when every model of
+    ``part`` is drawn); ``what``: where the rest are; ``rows``: what a model of ``part`` is;
+    ``rule``: how they were chosen (default: the report's ``figure_models`` of
+    ``worst_gaps``)."""
     every = part.get_column("model").unique(maintain_order=True).to_list()
-    kept = [m for m in every if m in styles]
+    kept = [m for m in every if m in drawn]
     if len(kept) == len(every):
         return part, ""
     high = FIGURE_MODELS // 2
-    sentence = (
-        f" Drawn for {len(kept)} of the {len(every)} models: the report's figures draw the "
-        f"{high} whose largest gap Δ (at their most overconfident cell) is the largest and the "
-        f"{FIGURE_MODELS - high} where it is the smallest; {what}."
+    rule = rule or (
+        f"the report's figures draw the {high} whose largest gap Δ (at their most "
+        f"overconfident cell) is the largest and the {FIGURE_MODELS - high} where it is the "
+        "smallest"
     )
+    sentence = f" Drawn for {len(kept)} of the {len(every)} {rows}: {rule}; {what}."
     return part.filter(pl.col("model").is_in(kept)), sentence
 
 
