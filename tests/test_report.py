@@ -336,6 +336,36 @@ def test_terminal_summary_values_and_alignment():
     assert "\x1b" not in text
 
 
+def test_terminal_summary_of_many_curves_shows_the_largest_worst_gaps_in_study_order(
+    monkeypatch,
+):
+    import relcol.report._terminal as terminal
+
+    monkeypatch.setattr(terminal, "TERMINAL_CURVES", 5)
+    models = [f"m{i:02d}" for i in range(12)]
+    gaps = [0.05, 0.30, 0.10, None, 0.25, 0.02, 0.40, 0.10, 0.15, 0.01, 0.35, 0.20]
+    rows = []
+    for model, gap in zip(models, gaps, strict=True):
+        rows.append({"model": model, "severity": 0.0, "accuracy": 0.9, "gap": 0.0})
+        rows.append({"model": model, "severity": 0.5, "accuracy": 0.6, "gap": gap})
+    cal = pl.DataFrame(rows).with_columns(
+        study=pl.lit("s"), dataset=pl.lit("d"), corruption=pl.lit("mcar"),
+        mean_confidence=pl.col("accuracy") + pl.col("gap").fill_null(0.0),
+        ece=pl.col("gap").abs(),
+    )  # fmt: skip
+    lines = terminal_summary(cal).splitlines()
+    shown = [line.split()[1] for line in lines[3:8]]
+    # the five largest gaps (0.40, 0.35, 0.30, 0.25, 0.20), in the study's order
+    assert shown == ["m01", "m04", "m06", "m10", "m11"]
+    assert lines[8] == ""
+    assert " ".join(lines[9:]) == (
+        "5 of the 12 curves shown: those with the largest gap at their worst severity. Every "
+        "curve is in the report's degradation table (degradation.csv)."
+    )
+    monkeypatch.setattr(terminal, "TERMINAL_CURVES", 12)
+    assert len(terminal_summary(cal).splitlines()) == 3 + 12
+
+
 def test_terminal_summary_widths_follow_names():
     long = CAL.with_columns(model=pl.col("model") + "_with_a_very_long_name")
     short, wide = terminal_summary(CAL), terminal_summary(long)

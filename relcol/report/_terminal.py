@@ -46,6 +46,9 @@ WITHOUT_CLEAN = (
 )
 #: How ``clean_overconfident`` reads in the terminal.
 _CLEAN = {True: "over", False: "ok"}
+#: The summary shows at most this many curves: those with the largest gap at their worst
+#: severity, in the study's order (a study of 400 models printed 2 000 lines).
+TERMINAL_CURVES = 60
 
 
 def terminal_summary(
@@ -71,7 +74,9 @@ def terminal_summary(
     Returns
     -------
     str
-        A header of two lines, a rule, then one line per curve, ending in a newline.
+        A header of two lines, a rule, then one line per curve (of more than
+        ``TERMINAL_CURVES``, those with the largest gap at the worst severity, and a line
+        that says so), ending in a newline.
         Columns: dataset, model, corruption (plus study and label when they vary),
         clean accuracy and ECE, then severity d, accuracy, mean confidence, gap and
         ECE at the worst severity.
@@ -106,6 +111,13 @@ def terminal_summary(
         .with_row_index("__order")
     )
     summary = summary.join(order, on=keys, how="left", nulls_equal=True).sort("__order")
+    curves = summary.height
+    if curves > TERMINAL_CURVES:
+        summary = (
+            summary.sort("gap", descending=True, nulls_last=True, maintain_order=True)
+            .head(TERMINAL_CURVES)
+            .sort("__order")
+        )
 
     columns = [
         (
@@ -166,6 +178,13 @@ def terminal_summary(
     lines.append("-" * len(lines[1]))
     for i in range(summary.height):
         lines.append(_row([v[i] for *_, v in columns], widths, [a for _, _, a, _ in columns]))
+    if curves > summary.height:
+        shown = (
+            f"{summary.height} of the {curves:,} curves shown: those with the largest gap at "
+            "their worst severity. Every curve is in the report's degradation table "
+            "(degradation.csv)."
+        )
+        lines += ["", *textwrap.wrap(shown, width=90)]
     if trust:
         tau = thresholds.get_column("tau")[0] if "tau" in thresholds.columns else None
         margin = thresholds.get_column("margin")[0] if "margin" in thresholds.columns else None
