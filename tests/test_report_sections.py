@@ -300,6 +300,26 @@ def test_a_study_of_more_models_than_figures_draw_keeps_them_in_its_tables(
         assert left in body[: body.index("</table>")], table
 
 
+def test_the_summary_names_the_worst_cells_of_the_most_overconfident_models(
+    tables, meta, monkeypatch
+):
+    import relcol.report._summary as summary
+
+    def listed(html: str) -> list[str]:
+        block = html[html.index('<ul class="headline">') :]
+        return re.findall(r"<li[^>]*>(.*?)</li>", block[: block.index("</ul>")], re.S)
+
+    every = listed(render_html(tables, meta=meta))
+    assert len(every) == 3  # the tiny study's models, the most overconfident first
+    monkeypatch.setattr(summary, "HEADLINE_MODELS", 2)
+    cut = listed(render_html(tables, meta=meta))
+    assert cut[:2] == every[:2]
+    assert cut[2] == (
+        "1 more model, less overconfident at their worst: every one is in "
+        "<code>worst_gaps.csv</code>"
+    )
+
+
 def test_verdicts_and_the_trust_section_appear_with_their_data(tables, meta, monkeypatch):
     curves = (
         tables["calibration"]

@@ -34,6 +34,10 @@ def header(study: str, meta: Mapping[str, Any]) -> str:
     )
 
 
+#: The summary names the worst cell of at most this many models, the most overconfident.
+HEADLINE_MODELS = 16
+
+
 def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
     """The headline grid (with thresholds), scope, the worst cell per model (``worst_gaps``),
     verdicts (``verdicts``) and the glance table (``degradation``): the tables of
@@ -49,10 +53,16 @@ def summary_section(tables: Mapping[str, pl.DataFrame], **_: object) -> str:
         f"{levels}."
     )
     several = {k: calibration.get_column(k).n_unique() > 1 for k in ("study", "dataset")}
+    worst = tables["worst_gaps"]  # the most overconfident model first
     items = "\n".join(
         f"<li>{escape(worst_sentence(row, **several))}</li>"
-        for row in tables["worst_gaps"].iter_rows(named=True)
+        for row in worst.head(HEADLINE_MODELS).iter_rows(named=True)
     )
+    if worst.height > HEADLINE_MODELS:
+        items += (
+            f"\n<li>{plural(worst.height - HEADLINE_MODELS, 'more model')}, less "
+            "overconfident at their worst: every one is in <code>worst_gaps.csv</code></li>"
+        )
     thresholds = tables.get("thresholds")
     judged = thresholds is not None and "traffic_light" in thresholds.columns
     if judged and "label" in thresholds.columns:
