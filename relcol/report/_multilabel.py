@@ -46,7 +46,7 @@ from relcol.report._metric_sections import (
     _prepared,
     _selective,
 )
-from relcol.report._sections import drawn_models, figure_models
+from relcol.report._sections import drawn_models, figure_models, figure_rule
 from relcol.report._tables import TOP_SCORE_LABELS, merge_intervals, table_html
 from relcol.report._trust_section import _table as trust_table
 from relcol.report._trust_section import _with_trend
@@ -274,11 +274,7 @@ def _figures(tables, multilabel: pl.DataFrame, *, bins: int) -> list[str]:
     )
     labels = _sections.FIGURE_MODELS - 1
     drawn = set(figure_models(cells, named, labels)) if named else set()
-    rule = (
-        f"micro and, of the labels, the {labels // 2} whose largest gap Δ (at their most "
-        f"overconfident cell) is the largest and the {labels - labels // 2} where it is the "
-        "smallest"
-    )
+    rule = f"micro and, of the labels, {figure_rule(labels)}"
     out = []
     for table, prefix, heading, draw, caption in specs:
         rows = _both(tables, multilabel, table)

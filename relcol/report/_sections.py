@@ -116,6 +116,16 @@ def figure_models(
     return [m for m in models if m in chosen]
 
 
+def figure_rule(limit: int | None = None) -> str:
+    """How :func:`figure_models` picks ``limit`` models (default ``FIGURE_MODELS``), in the
+    words of a caption."""
+    limit = FIGURE_MODELS if limit is None else limit
+    return (
+        f"the {limit // 2} whose largest gap Δ (at their most overconfident cell) is the "
+        f"largest and the {limit - limit // 2} where it is the smallest"
+    )
+
+
 def drawn_models(
     part: pl.DataFrame, drawn: Collection[str], what: str, *, rows: str = "models", rule: str = ""
 ) -> tuple[pl.DataFrame, str]:
@@ -128,12 +138,7 @@ def drawn_models(
     kept = [m for m in every if m in drawn]
     if len(kept) == len(every):
         return part, ""
-    high = FIGURE_MODELS // 2
-    rule = rule or (
-        f"the report's figures draw the {high} whose largest gap Δ (at their most "
-        f"overconfident cell) is the largest and the {FIGURE_MODELS - high} where it is the "
-        "smallest"
-    )
+    rule = rule or f"the report's figures draw {figure_rule()}"
     sentence = f" Drawn for {len(kept)} of the {len(every)} {rows}: {rule}; {what}."
     return part.filter(pl.col("model").is_in(kept)), sentence
 
