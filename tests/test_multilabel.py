@@ -413,6 +413,7 @@ def test_figures_of_many_labels_draw_micro_and_the_labels_of_the_extreme_gaps(
 ):
     import re
 
+    import relcol.report._multilabel as report_multilabel
     import relcol.report._sections as report_sections
 
     names = ["tag_alpha", "tag_bravo", "tag_charlie", "tag_delta", "tag_echo"]
@@ -433,6 +434,7 @@ def test_figures_of_many_labels_draw_micro_and_the_labels_of_the_extreme_gaps(
     wh = relcol.open_warehouse(tmp_path / "wh")
     relcol.ingest_predictions(frame, wh, name="tags", model="m")
     monkeypatch.setattr(report_sections, "FIGURE_MODELS", 3)  # micro and two labels
+    monkeypatch.setattr(report_multilabel, "HEATMAP_LABELS", 2)  # two rows of the heatmap
     result = relcol.report(wh, study="tags", out=tmp_path / "r", bootstrap=0)
     html = result.html.read_text()
     # the labels of the largest and the smallest largest gap, from the exported tables
@@ -448,12 +450,18 @@ def test_figures_of_many_labels_draw_micro_and_the_labels_of_the_extreme_gaps(
     left = set(names) - kept
     drawn = 0
     for label, svg in re.findall(r'<svg role="img" aria-label="([^"]+)"(.*?)</svg>', html, re.S):
-        if label.startswith(("Reliability", "Confidence", "Risk")):
-            assert all(name in svg for name in kept) and "micro" in svg, label
+        if label.startswith(("Reliability", "Confidence", "Risk", "Label by")):
+            assert all(name in svg for name in kept), label
+            assert ("micro" in svg) == (not label.startswith("Label by")), label
             assert not any(name in svg for name in left), label
             drawn += 1
-    assert drawn == 3
+    assert drawn == 4
     assert html.count("Drawn for 3 of the 6 rows: micro and, of the labels, the 1 whose") == 3
+    assert (
+        "Drawn for 2 of the 5 labels: the 1 whose largest gap Δ (at their most overconfident "
+        "cell) is the largest and the 1 where it is the smallest; every label is in "
+        "<code>multilabel_bins.csv</code>." in html
+    )
     # the tables keep every label
     section = html[html.index('<section id="multilabel">') :]
     table = section[section.index('id="relcol-multilabel-binary"') :]

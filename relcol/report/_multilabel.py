@@ -66,6 +66,9 @@ _LABELS = labels(("n", *_PER_MODE, *_SHARED)) | {
 MICRO = "micro (all labels)"
 #: At most this many heatmap figures (one per cell); the table holds every cell.
 MAX_HEATMAPS = 6
+#: At most this many labels (rows) in a heatmap, chosen by ``figure_models``'s rule among the
+#: model's labels; the table holds every label.
+HEATMAP_LABELS = 40
 _CELL = CELL_KEYS
 
 
@@ -94,7 +97,8 @@ def multilabel_section(
     parts += _rank_tables(tables, table)
     grid = tables.get("multilabel_bins")
     if grid is not None and not grid.is_empty():
-        parts.append(_heatmaps(grid.filter(pl.col("target") == "binary"), bins=bins))
+        binary = grid.filter(pl.col("target") == "binary")
+        parts.append(_heatmaps(binary, tables.get("calibration"), bins=bins))
     body = "\n".join(parts)
     return (
         '<section id="multilabel">\n<h2>Multi-label: per label, micro and macro</h2>\n'
@@ -358,11 +362,12 @@ def _trust(tables, multilabel: pl.DataFrame) -> str | None:
     return by_dataset(frame, render)
 
 
-def _heatmaps(grid: pl.DataFrame, *, bins: int) -> str:
+def _heatmaps(grid: pl.DataFrame, calibration: pl.DataFrame | None, *, bins: int) -> str:
     cells = grid.select(_CELL).unique(maintain_order=True)
     figures = []
     for i, cell in enumerate(cells.head(MAX_HEATMAPS).iter_rows(named=True), start=1):
         part = grid.filter(pl.all_horizontal(pl.col(k) == v for k, v in cell.items()))
+        part, chosen = _heatmap_labels(part, calibration, cell)
         name = " / ".join(str(cell[k]) for k in ("dataset", "model", "corruption"))
         if cells.get_column("severity").n_unique() > 1:
             name += f" / d = {cell['severity']:g}"
@@ -377,12 +382,39 @@ def _heatmaps(grid: pl.DataFrame, *, bins: int) -> str:
         figures.append(
             f"<figure>\n{svg}\n<figcaption>{escape(name)}: accuracy − mean confidence per "
             "label and confidence bin (blue: underconfident, red: overconfident; blank: no "
-            "rows), one panel per mode; the number is the bin's row count.</figcaption>\n"
-            "</figure>"
+            f"rows), one panel per mode; the number is the bin's row count.{chosen}"
+            "</figcaption>\n</figure>"
         )
     more = cells.height - MAX_HEATMAPS
     note = f"<p>{more} more cells are in multilabel_bins.csv.</p>" if more > 0 else ""
     return "<h3>Label × confidence bin</h3>\n" + "\n".join(figures) + note
+
+
+def _heatmap_labels(
+    part: pl.DataFrame, calibration: pl.DataFrame | None, cell: Mapping[str, object]
+) -> tuple[pl.DataFrame, str]:
+    """One heatmap's rows cut to at most ``HEATMAP_LABELS`` labels, chosen by
+    ``figure_models``'s rule from the gaps Δ of the model's labels in ``calibration`` (labels
+    by name, as the sections get it), and the caption's sentence that says so (empty when
+    every label is drawn)."""
+    named = part.with_columns(model=pl.coalesce("label_name", pl.col("label").cast(pl.String)))
+    names = named.sort("label").get_column("model").unique(maintain_order=True).to_list()
+    if len(names) <= HEATMAP_LABELS:
+        return part, ""
+    gaps = (
+        pl.DataFrame(schema={"model": pl.String, "gap": pl.Float64})
+        if calibration is None
+        else calibration.filter(
+            pl.all_horizontal(pl.col(k) == cell[k] for k in ("study", "dataset", "model")),
+            pl.col("label").is_not_null(),
+        ).select(model=pl.col("label").cast(pl.String), gap="gap")
+    )
+    drawn = figure_models(gaps, names, HEATMAP_LABELS)
+    what = "every label is in <code>multilabel_bins.csv</code>"
+    cut, sentence = drawn_models(
+        named, drawn, what, rows="labels", rule=figure_rule(HEATMAP_LABELS)
+    )
+    return cut.with_columns(model=pl.lit(cell["model"])), sentence
 
 
 def heatmap_figure(grid: pl.DataFrame, *, bins: int, title: str):
