@@ -42,12 +42,18 @@ _PREDICTION_OPTIONS = {
 )
 @click.option(
     "--predictions",
-    "predictions_file",
+    "predictions_files",
     type=click.Path(dir_okay=False),
+    multiple=True,
     help="A file of predictions made elsewhere (CSV, TSV, Parquet, JSON lines) to ingest "
-    "instead of running a study.",
+    "instead of running a study; repeat for several files of one study, each with its own "
+    "models.",
 )
-@click.option("--name", help="Study name for --predictions (default: the file's name, no suffix).")
+@click.option(
+    "--name",
+    help="Study name for --predictions (default: the file's name, no suffix; required with "
+    "several files).",
+)
 @click.option(
     "--column",
     "columns",
@@ -71,9 +77,15 @@ _PREDICTION_OPTIONS = {
     help="Class (multi-label: label) names in code order, comma-separated; labels outside "
     "them are refused.",
 )
-@click.option("--model", help="Model name when the file has no model column (default: --name).")
 @click.option(
-    "--dataset", help="Dataset name when the file has no dataset column (default: the file's name)."
+    "--model",
+    help="Model name when the file has no model column (default: --name). One file only: of "
+    "several, each file without a model column is named by its file name, no suffix.",
+)
+@click.option(
+    "--dataset",
+    help="Dataset name when the file has no dataset column (default: the file's name; with "
+    "several files, --name, so that their samples pair).",
 )
 @click.option(
     "--proba-prefix",
@@ -133,7 +145,7 @@ _PREDICTION_OPTIONS = {
 @user_errors
 def ingest(
     study_file: str | None,
-    predictions_file: str | None,
+    predictions_files: tuple[str, ...],
     warehouse: str | None,
     replace: bool,
     quiet: bool,
@@ -161,10 +173,12 @@ def ingest(
           --column confidence:margin=margin_score --classes spam,ham
       relcol ingest --predictions chat_logprobs.jsonl --model llm --classes spam,ham,promo
       relcol ingest --predictions runs.parquet --model llm --ensemble   # seed = run
+      relcol ingest --predictions resnet110.csv --predictions densenet40.csv \\
+          --name cifar10 --column y_true=true_label --column y_pred=pred_label
     """
     from relcol.errors import ParameterError
 
-    if predictions_file is not None:
+    if predictions_files:
         if study_file is not None:
             raise ParameterError("give --study or --predictions, not both.")
         study_only = [f for key, f in _STUDY_OPTIONS.items() if reading.pop(key) is not None]
@@ -175,7 +189,7 @@ def ingest(
             raise ParameterError(
                 f"{', '.join(study_only)} {verb} only to a study, not --predictions."
             )
-        _ingest_predictions(predictions_file, warehouse, replace, quiet, as_json, reading)
+        _ingest_predictions(predictions_files, warehouse, replace, quiet, as_json, reading)
         return
     given = [
         flag for key, flag in _PREDICTION_OPTIONS.items() if reading.get(key) not in (None, ())
@@ -248,12 +262,17 @@ def _ingest_study(
 
 
 def _ingest_predictions(
-    path: str, warehouse: str | None, replace: bool, quiet: bool, as_json: bool, reading: dict
+    paths: tuple[str, ...],
+    warehouse: str | None,
+    replace: bool,
+    quiet: bool,
+    as_json: bool,
+    reading: dict,
 ) -> None:
     import relcol
 
     result = relcol.ingest_predictions(
-        path,
+        paths[0] if len(paths) == 1 else list(paths),
         warehouse,
         name=reading["name"],
         columns=parse_columns(reading["columns"] + _period_item(reading["period"])),

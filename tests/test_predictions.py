@@ -487,3 +487,53 @@ def test_the_cli_says_which_curves_the_clean_rows_started(tmp_path):
     assert "the break and d* are empty, for: blur of m2." in legend
     page = (tmp_path / "r" / "index.html").read_text()
     assert "the break and d* are empty, for: blur of m2." in page
+
+
+def test_several_files_become_one_study_with_the_models_of_each(tmp_path):
+    # one file with a probability vector, one with a stated confidence, the same three emails
+    spam_frame().drop("confidence:verbal").write_csv(tmp_path / "vector.csv")
+    stated = pl.DataFrame(
+        {"truth": ["spam", "ham", "spam"], "y_pred": ["spam", "spam", "ham"], "confidence": 0.8}
+    )
+    stated.write_csv(tmp_path / "stated.csv")
+    files = [tmp_path / "vector.csv", tmp_path / "stated.csv"]
+    wh = tmp_path / "wh"
+    args = ["ingest", "--warehouse", str(wh), "--name", "emails", "--column", "y_true=truth"]
+    done = CliRunner().invoke(
+        main, [*args, "--predictions", str(files[0]), "--predictions", str(files[1])]
+    )
+    assert done.exit_code == 0, done.output
+    assert "wrote 6 rows in 2 cells of study 'emails'" in done.stdout
+    # the rows are each file's as read alone, a model per file name, one dataset: the study's
+    alone = [
+        read_predictions(f, columns={"y_true": "truth"}, model=f.stem, dataset="emails").rows
+        for f in files
+    ]
+    warehouse = relcol.open_warehouse(wh)
+    stored = warehouse.predictions("emails").collect().drop("study", "run_id")
+    expected = pl.concat(alone, how="vertical_relaxed").select(stored.columns)
+    sort = ["model", "sample_id"]
+    assert stored.sort(sort).equals(expected.sort(sort).cast(stored.schema))
+    assert sorted(stored["model"].unique()) == ["stated", "vector"]
+    names = warehouse.sql("SELECT code, name FROM classes WHERE study = 'emails' ORDER BY code")
+    assert names.rows() == [(0, "ham"), (1, "spam")]
+    spec = json.loads(warehouse.sql("SELECT spec FROM runs")["spec"][0])
+    assert [f["sha256"] for f in spec["files"]] == [
+        hashlib.sha256(f.read_bytes()).hexdigest() for f in files
+    ]
+    kinds = relcol.confidence_sources(warehouse, study="emails")
+    assert dict(kinds.select("source", "kind").rows()) == {
+        "vector": "probability",
+        "stated": "stated",
+    }
+    # the samples pair by row position, and each model's accuracy is its file's (by hand)
+    samples = stored.group_by("model").agg(pl.col("sample_id").sort())
+    assert samples["sample_id"].to_list() == [[0, 1, 2], [0, 1, 2]]
+    table = relcol.calibration(warehouse, study="emails").sort("model")
+    assert table["accuracy"].to_list() == pytest.approx([1 / 3, 2 / 3])  # stated, vector
+
+
+def test_a_list_of_one_file_is_that_file(wh, tmp_path):
+    spam_frame().write_csv(tmp_path / "llm.csv")
+    result = relcol.ingest_predictions([tmp_path / "llm.csv"], wh, columns={"y_true": "truth"})
+    assert result.study == "llm" and result.sources == ("llm", "llm:verbal")

@@ -615,3 +615,64 @@ def test_unsigned_integer_keys_are_accepted_when_they_fit_and_converted_exactly(
     assert rows.get_column("sample_id").to_list() == [0, 7, 2**40 + 3, 2**63 - 1]
     assert rows.get_column("seed").to_list() == [0, 1, 2**31 - 1, 5]
     assert rows.get_column("repeat").to_list() == [0, 255, 3, 9]
+
+
+# Several files into one study: (id, the files (name -> frame), extra arguments, message)
+SEVERAL = [
+    (
+        "classes-differ",
+        {"a": good(), "b": good(y_true=["cat", "dog", "bird", "cat"])},
+        ["--name", "s"],
+        "names the classes 'cat', 'dog' and",
+    ),
+    (
+        "one-model-in-two-files",
+        {"a": good(model="m"), "b": good(model="m")},
+        ["--name", "s"],
+        "both hold the model 'm' of the dataset 's': each model of a study comes from one file",
+    ),
+    (
+        "single-and-multi-label",
+        {"a": good(), "b": multi(y_true=[1, 0, 0, 1])},
+        ["--name", "s"],
+        "is single-label and",
+    ),
+    (
+        "model-option",
+        {"a": good(), "b": good()},
+        ["--name", "s", "--model", "m"],
+        "model names the model of a single file",
+    ),
+    ("no-name", {"a": good(), "b": good()}, [], "name is required when ingesting several"),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "extra", "message"), [c[1:] for c in SEVERAL], ids=[c[0] for c in SEVERAL]
+)
+def test_several_files_that_cannot_be_one_study_get_one_line_and_change_nothing(
+    warehouse, tmp_path, files, extra, message
+):
+    paths = []
+    for name, frame in files.items():
+        frame.write_csv(tmp_path / f"{name}.csv")
+        paths += ["--predictions", str(tmp_path / f"{name}.csv")]
+    before = checksums(warehouse)
+    done = CliRunner().invoke(main, ["ingest", *paths, "--warehouse", str(warehouse), *extra])
+    assert done.exit_code == 2, done.output
+    assert done.stdout == ""
+    assert done.stderr.startswith("relcol: error: ") and done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr, done.stderr
+    assert checksums(warehouse) == before
+
+
+def test_the_same_file_twice_is_refused(warehouse, tmp_path):
+    good().write_csv(tmp_path / "a.csv")
+    before = checksums(warehouse)
+    twice = ["--predictions", str(tmp_path / "a.csv")] * 2
+    done = CliRunner().invoke(
+        main, ["ingest", *twice, "--name", "s", "--warehouse", str(warehouse)]
+    )
+    assert done.exit_code == 2, done.output
+    assert "is given twice" in done.stderr and str(tmp_path / "a.csv") in done.stderr
+    assert checksums(warehouse) == before

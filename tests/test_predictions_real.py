@@ -111,3 +111,36 @@ def test_the_readme_walkthrough(tmp_path):
     assert "By predicted class" in html
     by_class = pl.read_csv(tmp_path / "reports" / "resnet110-c10" / "by_class.csv")
     assert by_class.height == 10 and by_class["n"].sum() == 10_000
+
+
+def test_two_networks_in_one_study_pair_their_test_images(tmp_path):
+    """Both CIFAR-10 files as one study: a model per file, the images paired by row."""
+    names = ("resnet110_cifar10", "densenet40_cifar10")
+    wh = relcol.open_warehouse(tmp_path / "wh")
+    files = [REAL / f"{name}.csv" for name in names]
+    result = relcol.ingest_predictions(files, wh, name="cifar10", columns=MAPPING)
+    assert result.rows == 20_000 and result.cells == 2 and result.sources == names
+    report = relcol.report(wh, study="cifar10", out=tmp_path / "r")
+    differences = pl.read_parquet(report.out / "differences.parquet")
+    # docs/predictions.md quotes these, rounded
+    quoted = {"accuracy": (0.0114, 0.0065, 0.0163), "abs_gap": (-0.0074, -0.0121, -0.0024)}
+    for metric, numbers in quoted.items():
+        row = differences.filter(pl.col("metric") == metric).row(0, named=True)
+        assert row["model"] == "resnet110_cifar10", row
+        got = [round(row[c], 4) for c in ("difference", "difference_lo", "difference_hi")]
+        assert tuple(got) == numbers, metric
+    row = differences.filter(pl.col("metric") == "accuracy").row(0, named=True)
+    correct = {}
+    for name in names:
+        y, pred, _ = columns(name)
+        correct[name] = pred == y
+    assert correct[row["model"]].mean() - correct[row["reference_model"]].mean() == pytest.approx(
+        row["difference"], abs=1e-12
+    )
+    # paired: the interval is that of the per-image differences, narrower than unpaired
+    each = correct[names[0]].astype(float) - correct[names[1]].astype(float)
+    paired_se = each.std(ddof=1) / np.sqrt(each.size)
+    width = row["difference_hi"] - row["difference_lo"]
+    assert width == pytest.approx(2 * 1.96 * paired_se, rel=0.2)
+    unpaired_se = np.sqrt(sum(c.var(ddof=1) / c.size for c in correct.values()))
+    assert width < 0.8 * 2 * 1.96 * unpaired_se  # 1.44 times wider here

@@ -9,7 +9,14 @@ from relcol.data._examples import (
     EMAIL_PUBLISHED_TABLE,
     email_predictions,
 )
-from relcol.data._predictions import MAX_CODES, ROLES, Predictions, read_predictions, spec_text
+from relcol.data._predictions import (
+    MAX_CODES,
+    ROLES,
+    Predictions,
+    merge_predictions,
+    read_predictions,
+    spec_text,
+)
 
 __all__ = [
     "BUILTIN",
@@ -23,6 +30,7 @@ __all__ = [
     "Predictions",
     "email_predictions",
     "load_dataset",
+    "merge_predictions",
     "read_predictions",
     "spec_text",
     "validate_dataset",

@@ -303,6 +303,71 @@ def read_predictions(
 # -- parameters and reading -------------------------------------------------------------------
 
 
+def merge_predictions(files: Sequence[Predictions], where: Sequence[str]) -> Predictions:
+    """Several prediction files' ``Predictions`` as one study's: their rows, classes and
+    annotations together and a spec that keeps each file's under ``files``.
+
+    ``where`` names the files for errors. The files must be all multi-label or all not,
+    name the same classes (labels) in the same order, and hold different models: a model
+    of a dataset comes from one file, so no two files give the same row. Samples of the same
+    dataset pair across files by ``sample_id`` (by default, the row position).
+    """
+    first = files[0]
+    for read, name in zip(files[1:], where[1:], strict=True):
+        if read.multilabel != first.multilabel:
+            kinds = {True: "multi-label", False: "single-label"}
+            raise InputError(
+                f"{where[0]} is {kinds[first.multilabel]} and {name} is "
+                f"{kinds[read.multilabel]}: the files of one study are all one or the other"
+            )
+        if read.spec["classes"] != first.spec["classes"]:
+            what = "labels" if first.multilabel else "classes"
+            raise InputError(
+                f"{where[0]} names the {what} {_values_text(first.spec['classes'])} and {name} "
+                f"{_values_text(read.spec['classes'])}: the files of one study name the same "
+                f"{what} in the same order (declare them with --classes, or ingest the files "
+                "as studies of their own)"
+            )
+    owner: dict[tuple[str, str], str] = {}
+    for read, name in zip(files, where, strict=True):
+        for dataset, model in read.rows.select("dataset", "model").unique().sort("*").rows():
+            if (dataset, model) in owner:
+                raise InputError(
+                    f"{owner[dataset, model]} and {name} both hold the model {model!r} of the "
+                    f"dataset {dataset!r}: each model of a study comes from one file (give the "
+                    "files' models different names: a model column, or the file names)"
+                )
+            owner[dataset, model] = name
+    specs = [read.spec for read in files]
+    spec = {
+        "kind": "predictions",
+        "files": specs,
+        "multilabel": first.multilabel,
+        "classes": first.spec["classes"],
+        "sources": [s for spec in specs for s in spec["sources"]],
+        "source_kinds": {k: v for spec in specs for k, v in spec["source_kinds"].items()},
+        "clean_reference": {
+            part: [key for spec in specs for key in spec["clean_reference"][part]]
+            for part in ("served", "without")
+        },
+    }
+    # the derived scores' formulas, which confidence_sources reads (the rest: under files)
+    llm = {k: v for s in specs for k, v in s.get("llm", {}).get("scores", {}).items()}
+    ensemble = {k: v for s in specs for k, v in s.get("ensemble", {}).items()}
+    spec |= {"llm": {"scores": llm}} if llm else {}
+    spec |= {"ensemble": ensemble} if ensemble else {}
+    annotations = [read.annotations for read in files if read.annotations is not None]
+    return Predictions(
+        rows=pl.concat([read.rows for read in files], how="vertical_relaxed"),
+        classes=pl.concat([read.classes for read in files]).unique(maintain_order=True),
+        annotations=pl.concat(annotations, how="diagonal_relaxed") if annotations else None,
+        spec=spec,
+        multilabel=first.multilabel,
+        sources=tuple(dict.fromkeys(s for read in files for s in read.sources)),
+        ignored=tuple(dict.fromkeys(c for read in files for c in read.ignored)),
+    )
+
+
 def _check_parameters(model, dataset, proba_prefix, tolerance, classes):
     for name, value in (("model", model), ("dataset", dataset)):
         if value is not None and (

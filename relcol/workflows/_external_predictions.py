@@ -19,7 +19,7 @@ import polars as pl
 from relcol import metrics
 from relcol.analysis import soft_agreement as agreement_table
 from relcol.checks import check_bins
-from relcol.data import read_predictions, spec_text
+from relcol.data import merge_predictions, read_predictions, spec_text
 from relcol.errors import ParameterError
 from relcol.store import CELL, IngestResult, Warehouse, check_name
 from relcol.study import versions
@@ -49,7 +49,7 @@ class PredictionsResult(IngestResult):
 
 
 def ingest_predictions(
-    source: str | os.PathLike[str] | pl.DataFrame,
+    source: str | os.PathLike[str] | pl.DataFrame | Sequence[str | os.PathLike[str]],
     warehouse: Warehouse | str | os.PathLike[str] | None = None,
     *,
     name: str | None = None,
@@ -62,20 +62,29 @@ def ingest_predictions(
     ensemble: bool = False,
     replace: bool = False,
 ) -> PredictionsResult:
-    """Validate a prediction file (CSV, TSV, Parquet, JSON lines, or a frame) and ingest it.
+    """Validate a prediction file (CSV, TSV, Parquet, JSON lines, or a frame), or several
+    files, and ingest them as one study.
 
     Parameters
     ----------
     source
-        The file, or a Polars DataFrame.
+        The file, a Polars DataFrame, or a list of files. The files of a list each hold
+        their own models (a ``model`` column, else the file's name without suffix), name
+        the same classes, and are all checked before anything is written; samples of one
+        dataset pair across them by ``sample_id`` (by default the row position).
     warehouse
         A Warehouse or its folder (default: ``$RELCOL_WAREHOUSE``, else ``./warehouse``).
     name
-        The study name (default: the file's stem; required for a frame).
-    columns, classes, dataset, proba_prefix, tolerance, ensemble
-        How to read the file: see ``relcol.data.read_predictions``.
+        The study name (default: the file's stem; required for a frame or a list).
+    columns, classes, proba_prefix, tolerance, ensemble
+        How to read the file (each file of a list alike): see
+        ``relcol.data.read_predictions``.
+    dataset
+        The dataset name when a file has no ``dataset`` column (default: the file's stem;
+        for a list, the study name, so that the files' samples pair).
     model
-        The model name when the file has no ``model`` column (default: the study name).
+        The model name when the file has no ``model`` column (default: the study name);
+        not for a list, whose files are named by their ``model`` column or file name.
     replace
         Replace a study of the same name wholesale instead of refusing.
 
@@ -87,22 +96,40 @@ def ingest_predictions(
     """
     started = datetime.now(UTC)
     wh = warehouse_of(warehouse)
+    files = _listed(source)
+    if files is not None and len(files) == 1:
+        source, files = files[0], None
     if name is None:
-        if isinstance(source, pl.DataFrame):
-            raise ParameterError("name is required when ingesting a DataFrame.")
+        if isinstance(source, pl.DataFrame) or files is not None:
+            what = "a DataFrame" if files is None else "several prediction files"
+            raise ParameterError(f"name is required when ingesting {what}.")
         name = Path(source).stem
     check_name(name)
+    if files is not None and model is not None:
+        raise ParameterError(
+            "model names the model of a single file; each of several files is named by its "
+            "model column, else by its file name without suffix."
+        )
     wh.refuse_existing(name, replace)  # before reading a large file only to refuse it
-    read = read_predictions(
-        source,
+    reading = dict(
         columns=columns,
         classes=classes,
-        model=name if model is None else model,
-        dataset=dataset,
         proba_prefix=proba_prefix,
         tolerance=tolerance,
         ensemble=ensemble,
     )
+    if files is None:
+        read = read_predictions(
+            source, model=name if model is None else model, dataset=dataset, **reading
+        )
+    else:
+        reads = [
+            read_predictions(
+                file, model=Path(file).stem, dataset=name if dataset is None else dataset, **reading
+            )
+            for file in files
+        ]
+        read = merge_predictions(reads, [str(file) for file in files])
     committed = wh.commit(
         name,
         kind="predictions",
@@ -125,6 +152,26 @@ def ingest_predictions(
         source_kinds=dict(read.spec["source_kinds"]),
         clean_reference=read.spec["clean_reference"],
     )
+
+
+def _listed(source) -> list[str | os.PathLike[str]] | None:
+    """The files of a list of sources (None for one file or a frame); a list holds files,
+    at least one, each once."""
+    if isinstance(source, str | os.PathLike | pl.DataFrame):
+        return None
+    files = list(source)
+    if not files or not all(isinstance(f, str | os.PathLike) for f in files):
+        raise ParameterError(
+            "source must be a file, a DataFrame or a non-empty list of files (concatenate "
+            "DataFrames, with a model column, into one)."
+        )
+    resolved = [Path(f).resolve() for f in files]
+    repeated = next(
+        (f for f, r in zip(files, resolved, strict=True) if resolved.count(r) > 1), None
+    )
+    if repeated is not None:
+        raise ParameterError(f"the prediction file {str(repeated)!r} is given twice.")
+    return files
 
 
 def by_class(
