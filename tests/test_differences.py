@@ -175,3 +175,15 @@ def test_a_metric_without_an_interval_gets_no_difference_interval_or_test(layer)
             rows["difference"], rows["value"] - rows["reference_value"], equal_nan=True
         )
     assert set(table["metric"]) & set(NO_INTERVAL) and set(table["metric"]) - set(NO_INTERVAL)
+
+
+def test_the_tests_taken_a_block_of_pairs_at_a_time_are_the_same_bits(layer, monkeypatch):
+    import relcol.analysis._bootstrap as layer_module
+
+    result, points = layer
+    whole = paired_differences(result, points, compare="all")
+    # one pair per block (B = 120 entries), where the default takes every pair in one
+    monkeypatch.setattr(layer_module, "TEST_BLOCK_ENTRIES", result.replicates)
+    blocked = paired_differences(result, points, compare="all")
+    assert blocked.height == whole.height > 12
+    assert blocked.equals(whole)

@@ -1625,6 +1625,10 @@ def paired_differences(
     )
 
 
+#: Replicate differences (pairs × B) ``_difference_tests`` takes at a time: 2 MB.
+TEST_BLOCK_ENTRIES = 2**18
+
+
 def _difference_tests(
     available: Mapping[str, np.ndarray],
     names: Sequence[str],
@@ -1639,9 +1643,16 @@ def _difference_tests(
     metric's numbers depend on its own replicates only."""
 
     def test(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        replicate = available[name][index] - available[name][reference]
-        lo, hi = percentile_interval(replicate, alpha)
-        p = bootstrap_p_values(replicate)
+        values = available[name]
+        lo, hi, p = (np.empty(len(index)) for _ in range(3))
+        # a block of pairs at a time: each step of the interval and the p-value then reads
+        # its replicate differences from the cache, not memory (every result is row-wise)
+        step = max(1, TEST_BLOCK_ENTRIES // max(values.shape[1], 1))
+        for start in range(0, len(index), step):
+            rows = slice(start, start + step)
+            replicate = values[index[rows]] - values[reference[rows]]
+            lo[rows], hi[rows] = percentile_interval(replicate, alpha)
+            p[rows] = bootstrap_p_values(replicate)
         q = np.full(len(p), np.nan)
         for one in np.unique(study):
             family = study == one
