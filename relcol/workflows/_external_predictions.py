@@ -68,10 +68,11 @@ def ingest_predictions(
     Parameters
     ----------
     source
-        The file, a Polars DataFrame, or a list of files. The files of a list each hold
-        their own models (a ``model`` column, else the file's name without suffix), name
-        the same classes, and are all checked before anything is written; samples of one
-        dataset pair across them by ``sample_id`` (by default the row position).
+        The file, a Polars DataFrame, or a list (or tuple) of files. The files of a list
+        each hold their own models (a ``model`` column, else the file's name without
+        suffix), name the same classes, and are all checked before anything is written;
+        samples of one dataset pair across them by ``sample_id`` (by default the row
+        position).
     warehouse
         A Warehouse or its folder (default: ``$RELCOL_WAREHOUSE``, else ``./warehouse``).
     name
@@ -155,10 +156,10 @@ def ingest_predictions(
 
 
 def _listed(source) -> list[str | os.PathLike[str]] | None:
-    """The files of a list of sources (None for one file or a frame); a list holds files,
-    at least one, each once."""
-    if isinstance(source, str | os.PathLike | pl.DataFrame):
-        return None
+    """The files of a list (or tuple) of sources, None for anything else; a list holds
+    files, at least one, each once."""
+    if not isinstance(source, list | tuple):
+        return None  # one file or a frame (read_predictions says what else is wrong)
     files = list(source)
     if not files or not all(isinstance(f, str | os.PathLike) for f in files):
         raise ParameterError(
