@@ -589,7 +589,12 @@ def test_bin_metrics_skip_empty_bins():
 # Intervals ---------------------------------------------------------------------------------
 
 
-def test_percentile_interval_is_numpys_linear_quantile():
+@pytest.mark.parametrize("block_rows", [None, 3])
+def test_percentile_interval_is_numpys_linear_quantile(block_rows, monkeypatch):
+    import relcol.analysis._bootstrap as layer_module
+
+    if block_rows is not None:  # rows taken 3 at a time, where the default takes all 50
+        monkeypatch.setattr(layer_module, "ROW_BLOCK_ENTRIES", block_rows * 1000)
     values = np.random.default_rng(6).normal(size=(50, 1000))
     lo, hi = percentile_interval(values, alpha=0.05)
     expected = np.quantile(values, [0.025, 0.975], axis=1)
@@ -598,8 +603,11 @@ def test_percentile_interval_is_numpys_linear_quantile():
     holes = values.copy()
     holes[0, :400] = np.nan  # 60 % defined: over the defined ones
     holes[1, :600] = np.nan  # 40 % defined: none
-    lo, _ = percentile_interval(holes)
+    holes[4, 7] = np.nan  # in the second block of 3: over its 999 defined ones
+    lo, hi = percentile_interval(holes)
     assert lo[0] == pytest.approx(np.quantile(values[0, 400:], 0.025)) and np.isnan(lo[1])
+    assert hi[4] == pytest.approx(np.quantile(np.delete(values[4], 7), 0.975))
+    np.testing.assert_array_equal(lo[5:], percentile_interval(values[5:])[0])
     with pytest.raises(ParameterError, match="alpha"):
         percentile_interval(values, alpha=1.5)
 

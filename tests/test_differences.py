@@ -183,7 +183,7 @@ def test_the_tests_taken_a_block_of_pairs_at_a_time_are_the_same_bits(layer, mon
     result, points = layer
     whole = paired_differences(result, points, compare="all")
     # one pair per block (B = 120 entries), where the default takes every pair in one
-    monkeypatch.setattr(layer_module, "TEST_BLOCK_ENTRIES", result.replicates)
+    monkeypatch.setattr(layer_module, "ROW_BLOCK_ENTRIES", result.replicates)
     blocked = paired_differences(result, points, compare="all")
     assert blocked.height == whole.height > 12
     assert blocked.equals(whole)

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -1198,6 +1198,18 @@ def _empty_seeds() -> pl.DataFrame:
 # Intervals, spread, differences -------------------------------------------------------------
 
 
+#: Entries (rows × B) of replicates that row-wise steps take at a time: 2 MB, so that each
+#: step of an interval or a test reads them from the cache, not memory.
+ROW_BLOCK_ENTRIES = 2**18
+
+
+def row_blocks(rows: int, width: int) -> Iterator[slice]:
+    """Consecutive slices of ``rows`` rows of ``width`` entries, each of at most
+    ``ROW_BLOCK_ENTRIES`` entries (one row at least)."""
+    step = max(1, ROW_BLOCK_ENTRIES // max(width, 1))
+    return (slice(start, start + step) for start in range(0, rows, step))
+
+
 def percentile_interval(values: np.ndarray, alpha: float = ALPHA) -> tuple[np.ndarray, np.ndarray]:
     """Row-wise percentile interval [Q_{α/2}, Q_{1−α/2}] of (groups × B) replicates.
 
@@ -1218,6 +1230,13 @@ def percentile_interval(values: np.ndarray, alpha: float = ALPHA) -> tuple[np.nd
     hi = np.full(values.shape[0], np.nan)
     if values.size == 0:
         return lo, hi
+    for rows in row_blocks(*values.shape):
+        _interval_rows(values[rows], alpha, lo[rows], hi[rows])
+    return lo, hi
+
+
+def _interval_rows(values: np.ndarray, alpha: float, lo: np.ndarray, hi: np.ndarray) -> None:
+    """``percentile_interval`` of a block of rows, into ``lo`` and ``hi`` (NaN as given)."""
     defined = np.isfinite(values)
     enough = defined.sum(1) * 2 >= values.shape[1]
     complete = enough & defined.all(1)
@@ -1228,7 +1247,6 @@ def percentile_interval(values: np.ndarray, alpha: float = ALPHA) -> tuple[np.nd
         rows = np.where(defined[partial], values[partial], np.nan)
         q = np.nanquantile(rows, [alpha / 2, 1 - alpha / 2], axis=1)
         lo[partial], hi[partial] = q[0], q[1]
-    return lo, hi
 
 
 def _quantile_pair(values: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
@@ -1625,10 +1643,6 @@ def paired_differences(
     )
 
 
-#: Replicate differences (pairs × B) ``_difference_tests`` takes at a time: 2 MB.
-TEST_BLOCK_ENTRIES = 2**18
-
-
 def _difference_tests(
     available: Mapping[str, np.ndarray],
     names: Sequence[str],
@@ -1645,11 +1659,7 @@ def _difference_tests(
     def test(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         values = available[name]
         lo, hi, p = (np.empty(len(index)) for _ in range(3))
-        # a block of pairs at a time: each step of the interval and the p-value then reads
-        # its replicate differences from the cache, not memory (every result is row-wise)
-        step = max(1, TEST_BLOCK_ENTRIES // max(values.shape[1], 1))
-        for start in range(0, len(index), step):
-            rows = slice(start, start + step)
+        for rows in row_blocks(len(index), values.shape[1]):
             replicate = values[index[rows]] - values[reference[rows]]
             lo[rows], hi[rows] = percentile_interval(replicate, alpha)
             p[rows] = bootstrap_p_values(replicate)
