@@ -275,6 +275,9 @@ def test_the_ingest_help_has_an_example_of_a_prediction_file():
 def test_a_dataframe_needs_a_name(wh):
     with pytest.raises(relcol.RelcolError, match="name is required"):
         relcol.ingest_predictions(spam_frame(), wh)
+    # a LazyFrame is not read: one clear error, not a TypeError from deep inside
+    with pytest.raises(relcol.RelcolError, match=r"Got LazyFrame \(collect it first\)\."):
+        relcol.ingest_predictions(spam_frame().lazy(), wh, name="llm")
 
 
 def test_sample_ids_and_probabilities_survive_unchanged():

@@ -402,6 +402,12 @@ def _read(source) -> tuple[pl.DataFrame, str, str, str]:
         digest = _Digest()
         source.write_ipc(digest)
         return source, "<DataFrame>", "frame", digest.hash.hexdigest()
+    if not isinstance(source, str | os.PathLike):
+        lazy = " (collect it first)" if isinstance(source, pl.LazyFrame) else ""
+        raise ParameterError(
+            "source must be a prediction file's path or a polars DataFrame. "
+            f"Got {type(source).__name__}{lazy}."
+        )
     path = Path(source)
     where = str(source)
     fmt = FORMATS.get(path.suffix.lower())

@@ -101,7 +101,7 @@ def ingest_predictions(
     if files is not None and len(files) == 1:
         source, files = files[0], None
     if name is None:
-        if isinstance(source, pl.DataFrame) or files is not None:
+        if not isinstance(source, str | os.PathLike) or files is not None:
             what = "a DataFrame" if files is None else "several prediction files"
             raise ParameterError(f"name is required when ingesting {what}.")
         name = Path(source).stem
