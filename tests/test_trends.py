@@ -116,7 +116,9 @@ def test_spearman_rho_is_spearmans_rho_without_the_p_value(monkeypatch):
             assert got == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
 
 
-def test_spearman_rows_is_spearman_per_row():
+@pytest.mark.parametrize("short_rows", [_trends.SHORT_ROWS, 0])  # compiled ranks, rankdata's
+def test_spearman_rows_is_spearman_per_row(short_rows, monkeypatch):
+    monkeypatch.setattr(_trends, "SHORT_ROWS", short_rows)
     rng = np.random.default_rng(1)
     x = np.array([0.0, 0.1, 0.2, 0.3, 0.5])
     values = np.round(rng.random((30, 5)), 1)
@@ -129,6 +131,32 @@ def test_spearman_rows_is_spearman_per_row():
             assert np.isnan(got[i])
         else:
             assert got[i] == pytest.approx(expected, abs=1e-12)
+
+
+def test_short_rows_get_rankdatas_mid_ranks_exactly():
+    rng = np.random.default_rng(4)
+    for n in (1, 3, 10, _trends.SHORT_ROWS):
+        values = np.round(rng.normal(size=(500, n)), 1)  # many ties
+        np.testing.assert_array_equal(_trends._row_ranks(values), stats.rankdata(values, axis=1))
+
+
+def test_a_pooled_curve_without_one_severity_has_the_rho_of_the_others():
+    rng = np.random.default_rng(8)
+    rows = frame_of(rng, models=("a", "b"), severities=(0.0, 0.2, 0.4, 0.6), samples=60)
+    result = bootstrap(rows, replicates=50)
+    cells = result.cells.with_row_index("i")
+    hole = cells.filter(model="b", severity=0.4)["i"].item()
+    result.points["accuracy"] = result.points["accuracy"].copy()
+    result.points["accuracy"][hole] = np.nan
+    table = trends(result, metrics=["accuracy"]).sort("model")
+    for row in table.iter_rows(named=True):
+        mine = cells.filter(model=row["model"]).sort("severity")
+        y = result.points["accuracy"][mine["i"].to_numpy()]
+        keep = np.isfinite(y)
+        expected = stats.spearmanr(mine["severity"].to_numpy()[keep], y[keep]).statistic
+        assert row["spearman_rho"] == pytest.approx(expected, abs=1e-12)
+        assert row["points"] == int(keep.sum())
+    assert table["points"].to_list() == [4, 3]
 
 
 def test_trends_of_a_degrading_curve(monkeypatch):

@@ -1,4 +1,5 @@
-"""The monitoring permutation test's shuffles, compiled with numba.
+"""The monitoring permutation test's shuffles and the trends' ranks of short rows, compiled
+with numba.
 
 Each permutation of the stratified test shuffles every bin's units and gives the baseline
 the first of them. In numpy that is ``Generator.permuted`` over a (permutations × units)
@@ -7,6 +8,11 @@ as large as the draws, for a loop that needs one index array and two running sum
 the same Fisher–Yates shuffle runs on the generator's own bit stream, drawing exactly what
 ``Generator.permuted`` draws (``random_interval``: the smallest bit mask covering the
 bound, 32-bit draws rejected above it), so a seed gives the p-values of the numpy form.
+
+``mid_ranks`` ranks each row of a (rows × n) array, ties at their mid-rank, as
+``scipy.stats.rankdata(axis=1)`` does by sorting each row; for the few severities of a curve
+counting, for each value, the values below it and equal to it is several times faster.
+
 Imported on first use, so importing ``relcol.analysis`` does not import numba; compiled
 once and cached beside this file.
 """
@@ -83,3 +89,26 @@ def baseline_sums(n, residual, starts, ends, base_count, mixed, size, rng: np.ra
             bits.ctypes.next_uint32,
             bits.ctypes.state_address,
         )
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def mid_ranks(values):
+    """The rank of each value within its row of ``values`` (rows × n, no NaN), from 1, ties
+    at their mid-rank: #{below} + (#{equal} + 1)/2, a multiple of ½ and exact. O(n²) per
+    row: for short rows."""
+    rows, n = values.shape
+    out = np.empty((rows, n))
+    for r in range(rows):
+        for i in range(n):
+            value = values[r, i]
+            below = 0
+            equal = 0
+            for j in range(n):
+                other = values[r, j]
+                if other < value:
+                    below += 1
+                elif other == value:
+                    equal += 1
+            out[r, i] = below + (equal + 1) / 2
+    return out

@@ -177,12 +177,26 @@ def spearman_rows(x: np.ndarray, values: np.ndarray) -> np.ndarray:
     complete = np.isfinite(values).all(1)
     if not complete.any() or rx @ rx == 0:
         return out
-    ranks = stats.rankdata(np.round(values[complete], TIE_DECIMALS), axis=1)
+    ranks = _row_ranks(np.round(values[complete], TIE_DECIMALS))
     ry = ranks - ranks.mean(1, keepdims=True)
     norm = np.sqrt((ry * ry).sum(1) * (rx @ rx))
     with np.errstate(invalid="ignore", divide="ignore"):
         out[complete] = np.where(norm > 0, np.clip(ry @ rx / norm, -1.0, 1.0), np.nan)
     return out
+
+
+#: Rows of at most this many values are ranked by ``mid_ranks`` (compiled, O(n²) per row);
+#: longer ones by sorting (scipy's ``rankdata``). The ranks are the same.
+SHORT_ROWS = 32
+
+
+def _row_ranks(values: np.ndarray) -> np.ndarray:
+    """Each row's mid-ranks (rows × n, no NaN), as ``stats.rankdata(values, axis=1)``."""
+    if values.shape[1] > SHORT_ROWS or values.size == 0:
+        return stats.rankdata(values, axis=1)
+    from relcol.analysis._compiled import mid_ranks  # numba: on first use only
+
+    return mid_ranks(np.ascontiguousarray(values, dtype=np.float64))
 
 
 #: Curves whose replicates' ρ are ranked at once (at B = 1000 and 6 severities, 12 MB).
@@ -241,6 +255,7 @@ def trends(
     by_curve: list[list[dict]] = [[] for _ in tested]
     for name in names:
         per_replicate = np.empty((len(tested), values[name].shape[1]))
+        rhos = np.empty(len(tested))
         for grid in grids.values():
             severity = tested[grid[0]][1]
             for start in range(0, len(grid), _CURVES):  # (curves × B) × severities at once
@@ -248,12 +263,17 @@ def trends(
                 stacked = np.concatenate([values[name][tested[i][2]].T for i in members])
                 each = spearman_rows(severity, stacked)  # curve by curve, B rows each
                 per_replicate[members] = each.reshape(len(members), -1)
+            # the pooled curves' ρ: every curve with a value at each severity at once (the
+            # same ρ as spearman_rho's, whose ranks are exact), the others curve by curve
+            y = np.stack([point_values[name][tested[i][2]] for i in grid])
+            rhos[grid] = spearman_rows(severity, y)
+            for row in np.flatnonzero(~np.isfinite(y).all(1)):
+                keep = np.isfinite(y[row])
+                rhos[grid[row]] = spearman_rho(severity[keep], y[row][keep])
         lo, hi = percentile_interval(per_replicate, alpha)
         p_values = bootstrap_p_values(per_replicate)
         for i, (curve, severity, index) in enumerate(tested):
-            y = point_values[name][index]
-            keep = np.isfinite(y)
-            rho = spearman_rho(severity[keep], y[keep])
+            rho = rhos[i]
             by_curve[i].append(
                 {
                     **{k: curve[k] for k in keys},
@@ -262,7 +282,7 @@ def trends(
                     "p_value": p_values[i] if np.isfinite(rho) else np.nan,
                     "rho_lo": lo[i],
                     "rho_hi": hi[i],
-                    "points": int(keep.sum()),
+                    "points": int(np.isfinite(point_values[name][index]).sum()),
                     "severities": len(severity),
                 }
             )
