@@ -272,7 +272,7 @@ def _ingest_predictions(
     import relcol
 
     result = relcol.ingest_predictions(
-        paths[0] if len(paths) == 1 else list(paths),
+        list(paths),  # one file is read as that file
         warehouse,
         name=reading["name"],
         columns=parse_columns(reading["columns"] + _period_item(reading["period"])),

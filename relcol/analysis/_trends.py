@@ -256,6 +256,7 @@ def trends(
     for name in names:
         per_replicate = np.empty((len(tested), values[name].shape[1]))
         rhos = np.empty(len(tested))
+        points = np.empty(len(tested), dtype=np.int64)  # severities with a value
         for grid in grids.values():
             severity = tested[grid[0]][1]
             for start in range(0, len(grid), _CURVES):  # (curves × B) × severities at once
@@ -266,13 +267,15 @@ def trends(
             # the pooled curves' ρ: every curve with a value at each severity at once (the
             # same ρ as spearman_rho's, whose ranks are exact), the others curve by curve
             y = np.stack([point_values[name][tested[i][2]] for i in grid])
+            finite = np.isfinite(y)
             rhos[grid] = spearman_rows(severity, y)
-            for row in np.flatnonzero(~np.isfinite(y).all(1)):
-                keep = np.isfinite(y[row])
+            points[grid] = finite.sum(1)
+            for row in np.flatnonzero(~finite.all(1)):
+                keep = finite[row]
                 rhos[grid[row]] = spearman_rho(severity[keep], y[row][keep])
         lo, hi = percentile_interval(per_replicate, alpha)
         p_values = bootstrap_p_values(per_replicate)
-        for i, (curve, severity, index) in enumerate(tested):
+        for i, (curve, severity, _) in enumerate(tested):
             rho = rhos[i]
             by_curve[i].append(
                 {
@@ -282,7 +285,7 @@ def trends(
                     "p_value": p_values[i] if np.isfinite(rho) else np.nan,
                     "rho_lo": lo[i],
                     "rho_hi": hi[i],
-                    "points": int(np.isfinite(point_values[name][index]).sum()),
+                    "points": int(points[i]),
                     "severities": len(severity),
                 }
             )
