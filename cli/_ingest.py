@@ -79,8 +79,9 @@ _PREDICTION_OPTIONS = {
 )
 @click.option(
     "--model",
-    help="Model name when the file has no model column (default: --name). One file only: of "
-    "several, each file without a model column is named by its file name, no suffix.",
+    multiple=True,
+    help="Model name when the file has no model column (default: --name). With several "
+    "files, once per --predictions, in the same order (default: each file's name, no suffix).",
 )
 @click.option(
     "--dataset",
@@ -175,6 +176,8 @@ def ingest(
       relcol ingest --predictions runs.parquet --model llm --ensemble   # seed = run
       relcol ingest --predictions resnet110.csv --predictions densenet40.csv \\
           --name cifar10 --column y_true=true_label --column y_pred=pred_label
+      relcol ingest --predictions a/preds.csv --model resnet110 \\
+          --predictions b/preds.csv --model densenet40 --name cifar10
     """
     from relcol.errors import ParameterError
 
@@ -277,7 +280,7 @@ def _ingest_predictions(
         name=reading["name"],
         columns=parse_columns(reading["columns"] + _period_item(reading["period"])),
         classes=reading["classes"],
-        model=reading["model"],
+        model=list(reading["model"]) or None,  # one name per file, in the files' order
         dataset=reading["dataset"],
         proba_prefix="p_" if reading["proba_prefix"] is None else reading["proba_prefix"],
         tolerance=1e-3 if reading["tolerance"] is None else reading["tolerance"],

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from relcol.cli import main
 
 import relcol
+from relcol.errors import ParameterError
 from tests.conftest import TESTS
 from tests.test_store import checksums
 
@@ -638,10 +639,16 @@ SEVERAL = [
         "is single-label and",
     ),
     (
-        "model-option",
+        "one-model-name-for-two-files",
         {"a": good(), "b": good()},
         ["--name", "s", "--model", "m"],
-        "model names the model of a single file",
+        "model gives 1 name for 2 prediction files: give one per file, in the same order",
+    ),
+    (
+        "one-model-name-twice",
+        {"a": good(), "b": good()},
+        ["--name", "s", "--model", "m", "--model", "m"],
+        "model gives the name 'm' to two files",
     ),
     ("no-name", {"a": good(), "b": good()}, [], "name is required when ingesting several"),
 ]
@@ -663,6 +670,26 @@ def test_several_files_that_cannot_be_one_study_get_one_line_and_change_nothing(
     assert done.stdout == ""
     assert done.stderr.startswith("relcol: error: ") and done.stderr.count("\n") == 1, done.stderr
     assert message in done.stderr, done.stderr
+    assert checksums(warehouse) == before
+
+
+def test_model_names_that_do_not_match_the_files_are_refused(warehouse, tmp_path):
+    good().write_csv(tmp_path / "a.csv")
+    good().write_csv(tmp_path / "b.csv")
+    before = checksums(warehouse)
+    done = CliRunner().invoke(
+        main,
+        [
+            *("ingest", "--predictions", str(tmp_path / "a.csv")),
+            *("--model", "m", "--model", "n", "--warehouse", str(warehouse)),
+        ],
+    )
+    assert done.exit_code == 2, done.output
+    assert "model gives 2 names for 1 prediction file:" in done.stderr, done.stderr
+    with pytest.raises(ParameterError, match="model is one name for 2 prediction files"):
+        relcol.ingest_predictions(
+            [tmp_path / "a.csv", tmp_path / "b.csv"], warehouse, name="s", model="m"
+        )
     assert checksums(warehouse) == before
 
 

@@ -55,7 +55,7 @@ def ingest_predictions(
     name: str | None = None,
     columns: Mapping[str, str] | None = None,
     classes: Sequence[str] | str | None = None,
-    model: str | None = None,
+    model: str | Sequence[str] | None = None,
     dataset: str | None = None,
     proba_prefix: str = "p_",
     tolerance: float = 1e-3,
@@ -69,10 +69,10 @@ def ingest_predictions(
     ----------
     source
         The file, a Polars DataFrame, or a list (or tuple) of files. The files of a list
-        each hold their own models (a ``model`` column, else the file's name without
-        suffix), name the same classes, and are all checked before anything is written;
-        samples of one dataset pair across them by ``sample_id`` (by default the row
-        position).
+        each hold their own models (a ``model`` column, else the name ``model`` gives the
+        file, else the file's name without suffix), name the same classes, and are all
+        checked before anything is written; samples of one dataset pair across them by
+        ``sample_id`` (by default the row position).
     warehouse
         A Warehouse or its folder (default: ``$RELCOL_WAREHOUSE``, else ``./warehouse``).
     name
@@ -84,8 +84,9 @@ def ingest_predictions(
         The dataset name when a file has no ``dataset`` column (default: the file's stem;
         for a list, the study name, so that the files' samples pair).
     model
-        The model name when the file has no ``model`` column (default: the study name);
-        not for a list, whose files are named by their ``model`` column or file name.
+        The model name when the file has no ``model`` column (default: the study name). For
+        a list of files, a list of names, one per file in the same order (default: each
+        file's name without suffix); a file with a ``model`` column is named by it.
     replace
         Replace a study of the same name wholesale instead of refusing.
 
@@ -98,19 +99,16 @@ def ingest_predictions(
     started = datetime.now(UTC)
     wh = warehouse_of(warehouse)
     files = _listed(source)
-    if files is not None and len(files) == 1:
-        source, files = files[0], None
+    models = _model_names(model, 1 if files is None else len(files))
+    if files is None or len(files) == 1:  # one source: a list of one is that file
+        source, files = source if files is None else files[0], None
+        model = model if models is None else models[0]
     if name is None:
         if not isinstance(source, str | os.PathLike) or files is not None:
             what = "a DataFrame" if files is None else "several prediction files"
             raise ParameterError(f"name is required when ingesting {what}.")
         name = Path(source).stem
     check_name(name)
-    if files is not None and model is not None:
-        raise ParameterError(
-            "model names the model of a single file; each of several files is named by its "
-            "model column, else by its file name without suffix."
-        )
     wh.refuse_existing(name, replace)  # before reading a large file only to refuse it
     reading = dict(
         columns=columns,
@@ -126,9 +124,12 @@ def ingest_predictions(
     else:
         reads = [
             read_predictions(
-                file, model=Path(file).stem, dataset=name if dataset is None else dataset, **reading
+                file,
+                model=Path(file).stem if models is None else models[i],
+                dataset=name if dataset is None else dataset,
+                **reading,
             )
-            for file in files
+            for i, file in enumerate(files)
         ]
         read = merge_predictions(reads, [str(file) for file in files])
     committed = wh.commit(
@@ -173,6 +174,31 @@ def _listed(source) -> list[str | os.PathLike[str]] | None:
     if repeated is not None:
         raise ParameterError(f"the prediction file {str(repeated)!r} is given twice.")
     return files
+
+
+def _model_names(model, files: int) -> list[str] | None:
+    """The model names of ``files`` files given as a list (or tuple), one per file, each
+    once; None when ``model`` is one name (only for one file) or not given."""
+    if not isinstance(model, list | tuple):
+        if model is not None and files > 1:
+            raise ParameterError(
+                f"model is one name for {files} prediction files: give a list of names, one "
+                "per file in the same order (or none: each file is named by its model "
+                "column, else by its file name without suffix)."
+            )
+        return None
+    if len(model) != files:
+        raise ParameterError(
+            f"model gives {len(model)} name{'s' if len(model) != 1 else ''} for {files} "
+            f"prediction file{'s' if files != 1 else ''}: give one per file, in the same order."
+        )
+    repeated = next((m for m in model if model.count(m) > 1), None)
+    if repeated is not None:
+        raise ParameterError(
+            f"model gives the name {repeated!r} to two files: each model of a study comes "
+            "from one file."
+        )
+    return list(model)
 
 
 def by_class(
