@@ -16,6 +16,9 @@ Prints, measured in one run:
    Python), both on one connection with the views defined, the minimum of ``--view-repeats``;
    their ratio and whether it meets the target (<= 10; a view answering within 20 ms meets it
    whatever the ratio).
+3. for ``selective_curve`` (when timed), its floor: the plainest query returning the same
+   points, the rows counted per cell key and confidence and put in the curve's order (a
+   GROUP BY and an ORDER BY, no running sums), against the same scan and against the view.
 """
 
 from __future__ import annotations
@@ -197,6 +200,35 @@ def main() -> None:
         )
         con.close()
     print(f"views missing the target: {', '.join(missed) if missed else 'none'}")
+    if "selective_curve" in views:
+        curve_floor(from_rows, sources, args.view_repeats)
+
+
+def curve_floor(from_rows: dict[str, list[str]], sources: dict[str, list[str]], repeats: int):
+    """``selective_curve`` against the plainest query that returns its points in its order:
+    any view of the curve groups the rows into levels and orders them, whatever it adds."""
+    keys = ", ".join(KEYS)
+    files = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in sources["predictions"]) + "]"
+    levels = (
+        f"SELECT {keys}, CAST(confidence AS DOUBLE) AS threshold, count(*) AS n, "
+        f"sum(CAST(correct AS INT)) AS n_correct FROM read_parquet({files}, union_by_name = true) "
+        f"GROUP BY ALL ORDER BY {keys}, threshold DESC"
+    )
+    query = "SELECT * FROM selective_curve"
+    con = connect(from_rows, sandbox=False, query=query)
+    con.execute("SET threads = ?", [os.cpu_count() or 1])
+    scan = timed(con, baseline_query(con, from_rows, "selective_curve"), repeats)
+    floor = timed(con, levels, repeats)
+    con.close()
+    con = connect(sources, sandbox=False, query=query)
+    con.execute("SET threads = ?", [os.cpu_count() or 1])
+    spent = timed(con, query, repeats)
+    con.close()
+    print(
+        f"selective_curve's floor, the level counts in the curve's order: {floor:.3f} s = "
+        f"{floor / scan:.1f}x the scan ({scan:.3f} s); the view {spent:.3f} s = "
+        f"{spent / floor:.2f}x that floor"
+    )
 
 
 if __name__ == "__main__":
