@@ -134,6 +134,27 @@ def test_weights_are_the_same_in_numpy_polars_and_sql():
     assert (npw == plw).all() and (npw == sqlw.reshape(b, -1)).all()
 
 
+@pytest.mark.parametrize("entries", [64 * 3, 64, 2**40], ids=["blocks", "one-sample", "whole"])
+def test_weights_drawn_in_blocks_of_samples_are_the_sql_weights(monkeypatch, entries):
+    # a large test set's weights are hashed a block of samples at a time, on threads: the
+    # same weights as the SQL macro's, after the column of unit weights
+    from relcol.analysis import _bootstrap
+
+    monkeypatch.setattr(_bootstrap, "HASH_ENTRIES", entries)
+    ids = np.array([0, 1, 2, 5, 2**31 + 7, 2**40, -3, 10**15, 11, 12], dtype=np.int64)
+    columns = _bootstrap.weight_columns("my-study", ids, 64, seed=5)
+    assert columns.dtype == np.uint8 and columns.shape == (len(ids), 65)
+    assert (columns[:, 0] == 1).all()
+    con = duckdb.connect()
+    for macro in MACROS[: MACROS.index("poisson_weight") + 1]:
+        con.execute(sql_text(f"macros/{macro}.sql"))
+    stream = bootstrap_stream("my-study")
+    grid = pl.DataFrame({"s": np.repeat(ids, 64), "b": np.tile(np.arange(64), len(ids))})
+    con.register("grid", grid.to_arrow())
+    sqlw = con.sql(f"SELECT poisson_weight({stream}, 5, b, s) AS w FROM grid").pl()["w"]
+    assert (columns[:, 1:] == sqlw.to_numpy().reshape(len(ids), 64)).all()
+
+
 def test_weights_are_poisson_one():
     w = poisson_weights("default", np.arange(2000), 500)
     assert abs(w.mean() - 1) < 0.005 and abs(w.var() - 1) < 0.01
@@ -419,10 +440,10 @@ def test_rank_replicates_count_a_level_past_float32s_last_exact_integer_exactly(
         np.stack([right, zero]).astype(np.float64), np.stack([zero, wrong]).astype(np.float64)
     )
     if grouped:
-        source = _GroupWeights([weights], np.zeros(1, dtype=np.int64))
+        source = _GroupWeights([wt.astype(np.uint8)], np.zeros(1, dtype=np.int64))
         part["group"] = np.zeros(n + 10, dtype=np.int64)
     else:
-        source = wt.astype(np.float32)
+        source = wt.astype(np.uint8)  # as the layer holds Wᵀ
     ctx = _Context(replicates, 15, 0, 1024, 0.8, 0.05, False)
     got = _rank_replicates(part, 1, n, source, ctx)
     for name in RANK_METRICS:

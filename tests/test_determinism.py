@@ -137,6 +137,35 @@ def test_exact_product_has_the_same_bits_in_blocks_of_any_size(monkeypatch):
     np.testing.assert_allclose(got, d @ w, rtol=0, atol=1e-11)
 
 
+def test_exact_product_with_w_a_block_of_samples_at_a_time_has_the_bits_of_w_whole(monkeypatch):
+    # a test set of many samples: W (uint8, as the bootstrap holds it) turned into Float64 a
+    # block of samples at a time, the grid from whole rows, the blocks' products added up
+    from relcol.metrics import _exact
+
+    rng = np.random.default_rng(7)
+    n = 4000
+    d = rng.random((60, n)) * rng.choice([1.0, 1e-9, 35.0], size=(60, 1))
+    d[:10] = np.round(d[:10] * 7)  # integer rows: one part
+    d[10:20] -= d[10:20].mean(axis=1, keepdims=True)  # signed rows
+    d[20] = 0.0
+    d[21, 1:] = 0.0
+    w = rng.poisson(1.0, (n, 9)).astype(np.uint8)
+    w[:, 0] = 1
+    whole = exact_product(d, w.astype(np.float64))
+    coarse = exact_product(d, w.astype(np.float64), w_max=255.0)  # a grid for larger weights
+    assert np.array_equal(exact_product(d, w), whole)  # the dtype of W changes nothing
+    for w_entries, entries in ((9 * 1000, 2**40), (9 * 7, 2**40), (2**40, 60 * 3)):
+        monkeypatch.setattr(_exact, "_W_ENTRIES", w_entries)
+        monkeypatch.setattr(_exact, "_BLOCK_ENTRIES", entries)
+        assert np.array_equal(exact_product(d, w), whole), (w_entries, entries)
+        assert np.array_equal(exact_product(d, w, w_max=255.0), coarse)
+    for i in (0, 12, 21, 30, 59):
+        terms = [Fraction(float(x)) * int(v) for x, v in zip(d[i], w[:, 3], strict=True)]
+        scale = float(sum(abs(t) for t in terms))
+        got = Fraction(float(whole[i, 3]))
+        assert abs(got - sum(terms)) <= Fraction(2.0**-52) * scale
+
+
 def test_exact_product_of_an_empty_or_zero_matrix():
     w = np.ones((3, 2))
     assert exact_product(np.zeros((0, 3)), w).shape == (0, 2)

@@ -225,12 +225,48 @@ def poisson_weights(
     >>> poisson_weights("default", [0, 1, 2], 2).tolist()
     [[2, 4, 1], [2, 1, 4]]
     """
-    h = _hashes(bootstrap_stream(study), seed, replicates, np.asarray(sample_ids))
-    weights = np.zeros(h.shape, dtype=np.uint8)
-    reached = np.empty(h.shape, dtype=bool)
-    for threshold in _THRESHOLDS:
-        weights += np.greater_equal(h, threshold, out=reached)
-    return weights
+    columns = weight_columns(study, sample_ids, replicates, seed=seed)
+    return np.ascontiguousarray(columns[:, 1:].T)
+
+
+def weight_columns(
+    study: str, sample_ids: Sequence[int] | np.ndarray, replicates: int, *, seed: int = 0
+) -> np.ndarray:
+    """Wᵀ as the bootstrap multiplies it: a uint8 (n × (1 + B)) array, a column of ones (the
+    point estimates' unit weights), then ``poisson_weights(...).T``.
+
+    One byte per weight (they are integers below 2⁸): the exact product turns a block of
+    samples into Float64 at a time and the rank kernel adds them in Float64, so no wider copy
+    of every sample's weights is ever held (for 5·10⁵ samples and B = 1000 that was 6 GB).
+    The hashes are drawn a block of samples at a time, side by side on the cores: each
+    weight is its own hash, so the blocks are those of one draw."""
+    sample_ids = np.asarray(sample_ids)
+    out = np.empty((len(sample_ids), replicates + 1), dtype=np.uint8)
+    out[:, 0] = 1
+    stream = bootstrap_stream(study)
+    span = max(1, HASH_ENTRIES // max(replicates, 1))
+
+    def draw(s0: int) -> None:
+        h = _hashes(stream, seed, replicates, sample_ids[s0 : s0 + span])
+        block = out[s0 : s0 + span, 1:]
+        block[...] = 0
+        reached = np.empty(h.shape, dtype=bool)
+        for threshold in _THRESHOLDS:
+            block += np.greater_equal(h, threshold, out=reached)
+
+    starts = range(0, len(sample_ids), span)
+    if len(starts) > 1 and _threads() > 1:
+        with ThreadPoolExecutor(_threads()) as pool:
+            list(pool.map(draw, starts))
+    else:
+        for s0 in starts:
+            draw(s0)
+    return out
+
+
+#: Hashes drawn at a time by ``weight_columns`` (samples × replicates): 16 MB of them, and as
+#: much again for their shifts (a test set of 10⁵ samples would take 0.8 GB at once).
+HASH_ENTRIES = 2**22
 
 
 #: T(j): u = (h + ½)/2³² > F(j) exactly when the integer h ≥ T(j) (F(j)·2³² − ½ is exact);
@@ -241,9 +277,9 @@ _THRESHOLDS = tuple(
 
 
 def _hashes(stream: int, seed: int, replicates: int, sample_ids: np.ndarray) -> np.ndarray:
-    """hash32(stream, seed, b, s) for b < ``replicates`` × s in ``sample_ids``: (B × n) uint32.
+    """hash32(stream, seed, b, s) for s in ``sample_ids`` × b < ``replicates``: (n × B) uint32.
 
-    Every step of the hash is a XOR, a shift or a product masked to 32 bits, so the (B × n)
+    Every step of the hash is a XOR, a shift or a product masked to 32 bits, so the (n × B)
     part runs in place on 32-bit words, whose products wrap modulo 2³² exactly as the mask
     does: an eighth of the memory traffic of 64-bit words with fresh temporaries."""
     h = SEED
@@ -255,9 +291,9 @@ def _hashes(stream: int, seed: int, replicates: int, sample_ids: np.ndarray) -> 
     low = (ids & MASK).astype(np.uint32)
     high = ((ids >> 32) & MASK).astype(np.uint32)
     absorb, mix = np.uint32(ABSORB), np.uint32(MIX)
-    x = np.bitwise_xor(hb.astype(np.uint32)[:, None], low[None, :])
+    x = np.bitwise_xor(low[:, None], hb.astype(np.uint32)[None, :])
     x *= absorb
-    x ^= high[None, :]
+    x ^= high[:, None]
     x *= absorb
     shifted = np.empty_like(x)
     for _ in range(2):
@@ -641,13 +677,13 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
     samples, sid = _unique(block["sample_id"])
     groups = sample_groups(block["cell"], sid, n_cells, len(samples))
     if len(groups) == 1:
-        wt, wt32 = _weight_columns(study, samples, ctx)
-        return _product(block, n_cells, sid, len(samples), wt, wt32, ctx)
+        wt = _cached_weights(study, samples, ctx)
+        return _product(block, n_cells, sid, len(samples), wt, ctx)
     # each group's weights drawn once (uint8, a byte per sample and replicate), side by side
     with ThreadPoolExecutor(_threads()) as pool:
         weights = list(
             pool.map(
-                lambda g: poisson_weights(study, samples[g[1]], ctx.replicates, seed=ctx.seed),
+                lambda g: weight_columns(study, samples[g[1]], ctx.replicates, seed=ctx.seed),
                 groups,
             )
         )
@@ -665,32 +701,22 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
     # group's sums have the bits of the one product over the whole block
     w_max = max(1.0, *(float(w.max(initial=0)) for w in weights))
     grouped = _GroupWeights(weights, group_of_cell)
-    return _product(block | {"group": row_group}, n_cells, local, 0, grouped, grouped, ctx, w_max)
+    return _product(block | {"group": row_group}, n_cells, local, 0, grouped, ctx, w_max)
 
 
 @dataclass(frozen=True)
 class _GroupWeights:
-    """The weights of a block's groups (``sample_groups``): ``weights[g]`` is the uint8
-    (B × samples) W of group g, ``group_of_cell`` each cell's group; ``columns(g, dtype)``
-    gives Wᵀ with its first column of unit weights, as ``_weight_columns`` does."""
+    """The weights of a block's groups (``sample_groups``): ``weights[g]`` is group g's
+    ``weight_columns`` (samples × (1 + B), uint8), ``group_of_cell`` each cell's group."""
 
     weights: list[np.ndarray]
     group_of_cell: np.ndarray
-    cache: dict = field(default_factory=dict, compare=False)
 
     def size(self, g: int) -> int:
-        return self.weights[g].shape[1]
+        return len(self.weights[g])
 
-    def columns(self, g: int, dtype: type) -> np.ndarray:
-        key = np.dtype(dtype).char
-        cached = self.cache.get(key)
-        if cached is not None and cached[0] == g:
-            return cached[1]
-        wt = np.empty((self.size(g), len(self.weights[g]) + 1), dtype=dtype)
-        wt[:, 0] = 1
-        wt[:, 1:] = self.weights[g].T
-        self.cache[key] = (g, wt)  # a group's cells are consecutive batches: reused
-        return wt
+    def columns(self, g: int) -> np.ndarray:
+        return self.weights[g]
 
 
 #: A set of cells linked by shared samples is one group (one dense product over the union
@@ -788,14 +814,13 @@ def _product(
     n_cells: int,
     sid: np.ndarray,
     n_samples: int,
-    wt: np.ndarray,
-    wt32: np.ndarray,
+    wt: np.ndarray | _GroupWeights,
     ctx: _Context,
     w_max: float | None = None,
 ) -> dict:
-    """Replicates of a block's cells: on one set of ``n_samples`` samples with ``wt``/``wt32``
-    arrays (``sid``: each row's position in it), or on a block's groups with ``wt`` = ``wt32``
-    a ``_GroupWeights`` (``sid``: each row's position in its group's samples, and the rows'
+    """Replicates of a block's cells: on one set of ``n_samples`` samples with ``wt`` their
+    Wᵀ (``sid``: each row's position in it), or on a block's groups with ``wt`` a
+    ``_GroupWeights`` (``sid``: each row's position in its group's samples, and the rows'
     ``group``); ``w_max``: the exact product's grid (default: the largest weight of ``wt``)."""
     cell = block["cell"]
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
@@ -819,7 +844,7 @@ def _product(
     rank_batches = _batches(grid)
     linear_sums = partial(_linear, w_max=w_max)
     jobs = [(linear_sums, c0, c1, wt) for c0, c1 in linear_batches]
-    jobs += [(_rank_replicates, c0, c1, wt32) for c0, c1 in rank_batches]
+    jobs += [(_rank_replicates, c0, c1, wt) for c0, c1 in rank_batches]
 
     def run(job):
         function, c0, c1, weights = job
@@ -888,20 +913,14 @@ def _unique(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (np.flatnonzero(present) + low).astype(values.dtype), position[shifted]
 
 
-def _weight_columns(study: str, samples: np.ndarray, ctx: _Context):
-    """Wᵀ for ``samples`` with a first column of unit weights (the point estimates), in
-    Float64 for the linear sums and Float32 for the rank metrics' level counts (the weights
-    are integers below 2⁸, exact in it, and the counts are summed in Float64)."""
+def _cached_weights(study: str, samples: np.ndarray, ctx: _Context) -> np.ndarray:
+    """Wᵀ for ``samples`` with a first column of unit weights (the point estimates)."""
     cached = ctx.cache.get("weights")
     if cached is not None and cached[0] == study and np.array_equal(cached[1], samples):
-        return cached[2], cached[3]
-    weights = poisson_weights(study, samples, ctx.replicates, seed=ctx.seed)
-    wt = np.empty((len(samples), ctx.replicates + 1))
-    wt[:, 0] = 1.0
-    wt[:, 1:] = weights.T
-    wt32 = wt.astype(np.float32)
-    ctx.cache["weights"] = (study, samples, wt, wt32)
-    return wt, wt32
+        return cached[2]
+    wt = weight_columns(study, samples, ctx.replicates, seed=ctx.seed)
+    ctx.cache["weights"] = (study, samples, wt)
+    return wt
 
 
 # Linear statistics: W·D ------------------------------------------------------------------------
@@ -1003,7 +1022,7 @@ def _sums(
     group_of_cell = np.zeros(len(statistics[-1][1]), dtype=np.int64)
     group_of_cell[part["cell"]] = part["group"]
     column_group = np.concatenate([group_of_cell[owner] for _, owner, _ in statistics])
-    sums = np.empty((offsets[-1], wt.weights[0].shape[0] + 1))
+    sums = np.empty((offsets[-1], wt.weights[0].shape[1]))
     nonzero = np.empty(offsets[-1], dtype=np.int64)
     column_order = np.argsort(column_group, kind="stable")
     row_order = np.argsort(part["group"], kind="stable")
@@ -1025,7 +1044,7 @@ def _sums(
         d = np.bincount(
             np.concatenate(keys), weights=np.concatenate(values), minlength=size * width
         ).reshape(size, width)
-        sums[columns] = exact_product(d.T, wt.columns(g, np.float64), w_max)
+        sums[columns] = exact_product(d.T, wt.columns(g), w_max)
         nonzero[columns] = np.count_nonzero(d, axis=0)
     return sums, nonzero
 
@@ -1042,7 +1061,7 @@ def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np
 
 
 def _rank_replicates(
-    part: dict, n_cells: int, n_samples: int, wt32: np.ndarray | _GroupWeights, ctx: _Context
+    part: dict, n_cells: int, n_samples: int, wt: np.ndarray | _GroupWeights, ctx: _Context
 ) -> dict[str, np.ndarray]:
     """Per cell × (1 + B): the rank metrics on the grouped levels, each cell's rows weighted
     by W's columns in one compiled loop; with a ``_GroupWeights``, each run of consecutive
@@ -1053,7 +1072,7 @@ def _rank_replicates(
         return out
     bounds = np.searchsorted(part["cell"], np.arange(n_cells + 1))
     edges, groups = np.array([0, n_cells]), [None]
-    if isinstance(wt32, _GroupWeights):
+    if isinstance(wt, _GroupWeights):
         # each cell's group from its first row (a cell without rows reads no weights)
         group = part["group"][np.minimum(bounds[:-1], rows - 1)]
         edges = np.r_[np.flatnonzero(np.r_[True, group[1:] != group[:-1]]), n_cells]
@@ -1064,7 +1083,7 @@ def _rank_replicates(
             part["grid"][lo:hi],
             part["z"][lo:hi],
             part["sid"][lo:hi],
-            wt32 if g is None else wt32.columns(g, np.float32),
+            wt if g is None else wt.columns(g),
             bounds[c0 : c1 + 1] - lo,
             ctx.coverage,
             ctx.risk,

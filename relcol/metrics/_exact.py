@@ -108,7 +108,8 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
     d
         (statistics × samples) Float64, finite.
     w
-        (samples × replicates) Float64 holding non-negative integers.
+        (samples × replicates) non-negative integers, in any integer or float dtype (a
+        uint8 W is turned into Float64 a block of samples at a time, never whole).
     w_max
         The largest weight the grid is sized for (default: w's): the product of a part of
         w with the same ``w_max`` has the bits of the product with all of w.
@@ -128,14 +129,25 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
            [3. , 6. ]])
     """
     d = np.asarray(d, dtype=np.float64)
-    w_max = max(float(np.max(w, initial=0.0)) if w_max is None else w_max, 1.0)
+    w = np.asarray(w)
+    w_max = max(float(np.max(w, initial=0)) if w_max is None else w_max, 1.0)
     out = np.empty((len(d), w.shape[1]))
-    # a few thousand rows at a time, fewer for many samples: the temporaries stay small and
-    # are reused, where whole-matrix temporaries would each be fresh memory (page faults cost
-    # more than the arithmetic), and the product of a block is still a large GEMM
-    rows = max(1, min(_BLOCK_ROWS, _BLOCK_ENTRIES // max(d.shape[1], 1)))
-    for lo in range(0, len(d), rows):
-        _exact_block(d[lo : lo + rows], w, w_max, out[lo : lo + rows])
+    samples = d.shape[1]
+    if samples <= max(1, _W_ENTRIES // max(w.shape[1], 1)):
+        # W whole in Float64; a few thousand rows of d at a time, fewer for many samples: the
+        # temporaries stay small and are reused, where whole-matrix temporaries would each be
+        # fresh memory (page faults cost more than the arithmetic), and the product of a
+        # block is still a large GEMM
+        wf = w.astype(np.float64, copy=False)
+        rows = max(1, min(_BLOCK_ROWS, _BLOCK_ENTRIES // max(samples, 1)))
+        for lo in range(0, len(d), rows):
+            _exact_block(d[lo : lo + rows], wf, w_max, out[lo : lo + rows])
+        return out
+    # many samples: W a block of samples at a time, so that no block of d or W is large and
+    # each product is still a GEMM of every row of the block (a few rows of d against all
+    # of W read W once per few rows: 45 s for 4 cells of 5·10⁵ samples)
+    for lo in range(0, len(d), _BLOCK_ROWS):
+        _exact_wide(d[lo : lo + _BLOCK_ROWS], w, w_max, out[lo : lo + _BLOCK_ROWS])
     return out
 
 
@@ -144,14 +156,14 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
 #: 1000 rows of 10⁴ samples traced 424 MB of temporaries in blocks of 2048 rows, 95 MB now).
 _BLOCK_ROWS = 2048
 _BLOCK_ENTRIES = 2**21
+#: Entries (samples × replicates) of W turned into Float64 at a time, at most: 32 MB.
+_W_ENTRIES = 2**22
 
 
 def _exact_block(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> None:
     rows, parts, rest = np.arange(len(d)), [], d  # parts: (rows of d, their part)
     for _ in range(PRODUCT_PARTS):
-        # 2^e > w_max·Σ|rest| (frexp: m·2^e with ½ ≤ m < 1); steps of 2^(e − 52)
-        _, e = np.frexp(w_max * np.abs(rest).sum(axis=1))
-        step = np.ldexp(1.0, np.maximum(e - 52, -1074))[:, None]
+        step = _step(np.abs(rest).sum(axis=1), w_max)[:, None]
         part = np.round(rest / step) * step
         parts.append((rows, part))
         rest = rest - part
@@ -160,10 +172,63 @@ def _exact_block(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) ->
             break
         rows, rest = rows[left], rest[left]
     products = np.vstack([part for _, part in parts]) @ w
-    # in order: the first parts (every row; + 0.0 turns a −0.0 into 0.0, as adding it to 0
-    # would), then what is left of them …
-    np.add(products[: len(d)], 0.0, out=out)
-    start = len(d)
-    for index, _ in parts[1:]:
+    _add_parts(products, [index for index, _ in parts], out)
+
+
+def _step(total: np.ndarray, w_max: float) -> np.ndarray:
+    """Each row's grid step 2^(e − 52), for 2^e > w_max·Σ|row| (``total``; frexp: m·2^e with
+    ½ ≤ m < 1)."""
+    _, e = np.frexp(w_max * total)
+    return np.ldexp(1.0, np.maximum(e - 52, -1074))
+
+
+def _add_parts(products: np.ndarray, parts: list[np.ndarray], out: np.ndarray) -> None:
+    """``out`` from the parts' products stacked in order (``parts``: each part's rows): the
+    first parts (every row; + 0.0 turns a −0.0 into 0.0, as adding it to 0 would), then what
+    is left of them …, in that order."""
+    np.add(products[: len(out)], 0.0, out=out)
+    start = len(out)
+    for index in parts[1:]:
         out[index] += products[start : start + len(index)]
         start += len(index)
+
+
+def _exact_wide(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> None:
+    """``_exact_block`` of rows with many samples, a block of samples at a time.
+
+    The grid of each part comes from whole rows (Σ|rest| over every sample, the blocks' sums
+    added up), then each block's parts are multiplied by its rows of W. Every product of a
+    part is a multiple of its step and every partial sum below 2⁵³ steps, so the blocks'
+    products add up exactly: the result is the one product's."""
+    span = max(1, min(_BLOCK_ENTRIES // len(d), _W_ENTRIES // max(w.shape[1], 1)))
+    blocks = [slice(s0, s0 + span) for s0 in range(0, d.shape[1], span)]
+    grid: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, their step) per part
+    rows = np.arange(len(d))
+    for _ in range(PRODUCT_PARTS):
+        total = np.zeros(len(rows))
+        for block in blocks:
+            total += np.abs(_rest(d[rows, block], rows, grid)).sum(axis=1)
+        if grid and not (total > 0).any():
+            break
+        if grid:
+            rows, total = rows[total > 0], total[total > 0]
+        grid.append((rows, _step(total, w_max)))
+    products = np.zeros((sum(len(r) for r, _ in grid), w.shape[1]))
+    for block in blocks:
+        rest = np.array(d[:, block])
+        stacked = []
+        for index, step in grid:
+            part = np.round(rest[index] / step[:, None]) * step[:, None]
+            stacked.append(part)
+            rest[index] -= part
+        products += np.vstack(stacked) @ w[block].astype(np.float64)
+    _add_parts(products, [index for index, _ in grid], out)
+
+
+def _rest(d: np.ndarray, rows: np.ndarray, grid: list[tuple[np.ndarray, np.ndarray]]):
+    """What is left of ``d`` (``rows`` of a block's) after the parts of ``grid``."""
+    rest = d
+    for index, step in grid:
+        at = np.searchsorted(index, rows)  # ``rows`` are among every earlier part's rows
+        rest = rest - np.round(rest / step[at, None]) * step[at, None]
+    return rest
