@@ -213,15 +213,29 @@ def _exact_wide(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> 
         if grid:
             rows, total = rows[total > 0], total[total > 0]
         grid.append((rows, _step(total, w_max)))
-    products = np.zeros((sum(len(r) for r, _ in grid), w.shape[1]))
+    # The product, its blocks' samples in the order of their first non-zero row: a block then
+    # touches few rows of d (a few bins' statistics, when a sample has few rows in a cell),
+    # and a row that is zero in a block is left out of its GEMM, which it would add 0 to.
+    first = np.concatenate([np.argmax(d[:, block] != 0, axis=0) for block in blocks])
+    order = np.argsort(first, kind="stable")
+    starts = np.cumsum([0] + [len(index) for index, _ in grid])
+    products = np.zeros((starts[-1], w.shape[1]))
+    weights = np.empty((span, w.shape[1]))  # reused: fresh memory per block costs page faults
     for block in blocks:
-        rest = np.array(d[:, block])
-        stacked = []
-        for index, step in grid:
-            part = np.round(rest[index] / step[:, None]) * step[:, None]
+        samples = order[block]
+        rest = d[:, samples]
+        live = np.flatnonzero(rest.any(axis=1))
+        rest = rest[live]
+        stacked, at = [], []
+        for (index, step), start in zip(grid, starts, strict=False):
+            taken = np.flatnonzero(np.isin(index, live, assume_unique=True))
+            mine = np.searchsorted(live, index[taken])
+            part = np.round(rest[mine] / step[taken, None]) * step[taken, None]
             stacked.append(part)
-            rest[index] -= part
-        products += np.vstack(stacked) @ w[block].astype(np.float64)
+            rest[mine] -= part
+            at.append(start + taken)
+        np.copyto(weights[: len(samples)], w[samples])
+        products[np.concatenate(at)] += np.vstack(stacked) @ weights[: len(samples)]
     _add_parts(products, [index for index, _ in grid], out)
 
 
