@@ -304,8 +304,8 @@ def weighted_rank_metrics(
     sample
         Each row's row of ``weights``.
     weights
-        (samples × columns) non-negative integer weights (any float dtype); the sums are
-        taken in Float64, exact below 2⁵³.
+        (samples × columns) non-negative integer weights (any integer or float dtype; the
+        bootstrap's are uint8); the sums are taken in Float64, exact below 2⁵³.
     bounds
         Each group's first row, then the number of rows (default: the rows are one group).
     coverage, risk
