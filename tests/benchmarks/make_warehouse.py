@@ -80,15 +80,17 @@ def make(
 
 def cell_grid(models: int, corruptions: int, severities: int) -> list[tuple[str, str, float]]:
     """(model, corruption, severity) of every cell: ``models`` models (``model_<i>``), the
-    first ``corruptions`` corruptions and ``severities`` severities (the first of
-    ``SEVERITIES``, or, for more than it holds, that many evenly spaced over its range)."""
+    first ``corruptions`` corruptions (past ``CORRUPTIONS``, ``corruption_<i>``) and
+    ``severities`` severities (the first of ``SEVERITIES``, or, for more than it holds, that
+    many evenly spaced over its range)."""
     names = MODELS if models == len(MODELS) else [f"model_{i}" for i in range(models)]
+    kinds = CORRUPTIONS + [f"corruption_{i}" for i in range(len(CORRUPTIONS), corruptions)]
     grid = (
         SEVERITIES[:severities]
         if severities <= len(SEVERITIES)
         else [round(SEVERITIES[-1] * i / (severities - 1), 6) for i in range(severities)]
     )
-    return [(m, c, d) for m in names for c in CORRUPTIONS[:corruptions] for d in grid]
+    return [(m, c, d) for m in names for c in kinds[:corruptions] for d in grid]
 
 
 def _first_sample(model: str, samples: int, disjoint: bool) -> int:
