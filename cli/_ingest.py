@@ -80,8 +80,9 @@ _PREDICTION_OPTIONS = {
 @click.option(
     "--model",
     multiple=True,
-    help="Model name when the file has no model column (default: --name). With several "
-    "files, once per --predictions, in the same order (default: each file's name, no suffix).",
+    help="Model name of a file without a model column (default: --name; refused for a file "
+    "with one). With several files, once per --predictions, in the same order (default: each "
+    "file's name, no suffix).",
 )
 @click.option(
     "--dataset",

@@ -537,20 +537,17 @@ def test_several_files_become_one_study_with_the_models_of_each(tmp_path):
 
 
 def test_several_files_of_one_name_take_the_model_names_given_in_order(tmp_path):
-    # two runs' files both called preds.csv: the names, one per file, tell them apart; a file
-    # with a model column keeps its column's models
+    # two runs' files both called preds.csv: the names, one per file, tell them apart
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    (tmp_path / "c").mkdir()
-    files = [tmp_path / "a" / "preds.csv", tmp_path / "b" / "preds.csv", tmp_path / "c" / "p.csv"]
+    files = [tmp_path / "a" / "preds.csv", tmp_path / "b" / "preds.csv"]
     spam_frame().drop("confidence:verbal").write_csv(files[0])
     wrong = {"truth": ["ham", "spam", "ham"], "y_pred": ["ham", "ham", "ham"], "confidence": 0.7}
     pl.DataFrame(wrong).write_csv(files[1])
-    pl.DataFrame({**wrong, "model": "judge"}).write_csv(files[2])
     wh = tmp_path / "wh"
     paired = [
         arg
-        for f, m in zip(files, ["first", "second", "unused"], strict=True)
+        for f, m in zip(files, ["first", "second"], strict=True)
         for arg in ("--predictions", str(f), "--model", m)
     ]
     done = CliRunner().invoke(
@@ -559,13 +556,13 @@ def test_several_files_of_one_name_take_the_model_names_given_in_order(tmp_path)
     )
     assert done.exit_code == 0, done.output
     stored = relcol.open_warehouse(wh).predictions("runs").collect()
-    assert sorted(stored["model"].unique()) == ["first", "judge", "second"]
+    assert sorted(stored["model"].unique()) == ["first", "second"]
     alone = read_predictions(files[1], columns={"y_true": "truth"}, model="second", dataset="runs")
     second = stored.filter(pl.col("model") == "second").drop("study", "run_id")
     assert second.sort("sample_id").equals(alone.rows.select(second.columns).cast(second.schema))
     # the same in Python, as a list of names
     result = relcol.ingest_predictions(
-        files[:2], wh, name="runs2", columns={"y_true": "truth"}, model=("first", "second")
+        files, wh, name="runs2", columns={"y_true": "truth"}, model=("first", "second")
     )
     assert result.sources == ("first", "second")
 

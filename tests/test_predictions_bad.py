@@ -645,6 +645,12 @@ SEVERAL = [
         "model gives 1 name for 2 prediction files: give one per file, in the same order",
     ),
     (
+        "a-name-for-a-file-with-a-model-column",
+        {"a": good(), "b": good(model="judge")},
+        ["--name", "s", "--model", "m", "--model", "n"],
+        "b.csv has a model column ('model'), which names its models; model names the model of a",
+    ),
+    (
         "one-model-name-twice",
         {"a": good(), "b": good()},
         ["--name", "s", "--model", "m", "--model", "m"],
@@ -686,6 +692,8 @@ def test_model_names_that_do_not_match_the_files_are_refused(warehouse, tmp_path
     )
     assert done.exit_code == 2, done.output
     assert "model gives 2 names for 1 prediction file:" in done.stderr, done.stderr
+    with pytest.raises(ParameterError, match="the DataFrame has a model column"):
+        relcol.ingest_predictions(good(model="judge"), warehouse, name="s", model="m")
     with pytest.raises(ParameterError, match="model is one name for 2 prediction files"):
         relcol.ingest_predictions(
             [tmp_path / "a.csv", tmp_path / "b.csv"], warehouse, name="s", model="m"

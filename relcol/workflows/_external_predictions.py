@@ -84,9 +84,10 @@ def ingest_predictions(
         The dataset name when a file has no ``dataset`` column (default: the file's stem;
         for a list, the study name, so that the files' samples pair).
     model
-        The model name when the file has no ``model`` column (default: the study name). For
-        a list of files, a list of names, one per file in the same order (default: each
-        file's name without suffix); a file with a ``model`` column is named by it.
+        The model name of a file without a ``model`` column (default: the study name;
+        refused for a file with one, whose column names its models). For a list of files, a
+        list of names, one per file in the same order (default: each file's name without
+        suffix).
     replace
         Replace a study of the same name wholesale instead of refusing.
 
@@ -121,6 +122,8 @@ def ingest_predictions(
         read = read_predictions(
             source, model=name if model is None else model, dataset=dataset, **reading
         )
+        where = str(source) if isinstance(source, str | os.PathLike) else "the DataFrame"
+        _check_named(read, model is not None, where)
     else:
         reads = [
             read_predictions(
@@ -131,6 +134,8 @@ def ingest_predictions(
             )
             for i, file in enumerate(files)
         ]
+        for read, file in zip(reads, files, strict=True):
+            _check_named(read, models is not None, str(file))
         read = merge_predictions(reads, [str(file) for file in files])
     committed = wh.commit(
         name,
@@ -174,6 +179,16 @@ def _listed(source) -> list[str | os.PathLike[str]] | None:
     if repeated is not None:
         raise ParameterError(f"the prediction file {str(repeated)!r} is given twice.")
     return files
+
+
+def _check_named(read, named: bool, where: str) -> None:
+    """Refuse a model name given for a file whose model column names its models."""
+    column = read.spec["columns"].get("model")
+    if named and column is not None:
+        raise ParameterError(
+            f"{where} has a model column ({column!r}), which names its models; model names "
+            "the model of a file without one."
+        )
 
 
 def _model_names(model, files: int) -> list[str] | None:
