@@ -69,10 +69,10 @@ def ingest_predictions(
     ----------
     source
         The file, a Polars DataFrame, or a list (or tuple) of files. The files of a list
-        each hold their own models (a ``model`` column, else the name ``model`` gives the
-        file, else the file's name without suffix), name the same classes, and are all
-        checked before anything is written; samples of one dataset pair across them by
-        ``sample_id`` (by default the row position).
+        each hold their own models (named by a ``model`` column, or by the name ``model``
+        gives the file, else by the file's name without suffix), name the same classes,
+        and are all checked before anything is written; samples of one dataset pair
+        across them by ``sample_id`` (by default the row position).
     warehouse
         A Warehouse or its folder (default: ``$RELCOL_WAREHOUSE``, else ``./warehouse``).
     name
