@@ -164,7 +164,7 @@ def _exact_block(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) ->
     rows, parts, rest = np.arange(len(d)), [], d  # parts: (rows of d, their part)
     for _ in range(PRODUCT_PARTS):
         step = _step(np.abs(rest).sum(axis=1), w_max)[:, None]
-        part = np.round(rest / step) * step
+        part = _on_grid(rest, step)
         parts.append((rows, part))
         rest = rest - part
         left = rest.any(axis=1)
@@ -180,6 +180,11 @@ def _step(total: np.ndarray, w_max: float) -> np.ndarray:
     ½ ≤ m < 1)."""
     _, e = np.frexp(w_max * total)
     return np.ldexp(1.0, np.maximum(e - 52, -1074))
+
+
+def _on_grid(rest: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """A part: ``rest`` rounded to its rows' grid (``step``, one per row, as a column)."""
+    return np.round(rest / step) * step
 
 
 def _add_parts(products: np.ndarray, parts: list[np.ndarray], out: np.ndarray) -> None:
@@ -230,7 +235,7 @@ def _exact_wide(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> 
         for (index, step), start in zip(grid, starts, strict=False):
             taken = np.flatnonzero(np.isin(index, live, assume_unique=True))
             mine = np.searchsorted(live, index[taken])
-            part = np.round(rest[mine] / step[taken, None]) * step[taken, None]
+            part = _on_grid(rest[mine], step[taken, None])
             stacked.append(part)
             rest[mine] -= part
             at.append(start + taken)
@@ -244,5 +249,5 @@ def _rest(d: np.ndarray, rows: np.ndarray, grid: list[tuple[np.ndarray, np.ndarr
     rest = d
     for index, step in grid:
         at = np.searchsorted(index, rows)  # ``rows`` are among every earlier part's rows
-        rest = rest - np.round(rest / step[at, None]) * step[at, None]
+        rest = rest - _on_grid(rest, step[at, None])
     return rest
