@@ -36,7 +36,7 @@ import time
 import duckdb
 
 from relcol.store import Warehouse
-from relcol.store._sql import VIEWS, connect, needed, sql_text
+from relcol.store._sql import VIEWS, connect, needed, sql_literal, sql_text
 
 KEYS = ("study", "dataset", "model", "corruption", "severity", "label")
 TARGET_STARTUP = 2.0
@@ -119,11 +119,23 @@ def baseline_query(con: duckdb.DuckDBPyConnection, sources: dict[str, list[str]]
         schema = schemas[source]
         keys = [k for k in KEYS if k in schema]
         sums = [_summed(c, schema[c]) for c in sorted(columns - set(keys))] or ["0"]
-        files = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in sources[source]) + "]"
+        files = _files_literal(sources[source])
         group = f" GROUP BY {', '.join(keys)}" if keys else ""
         select = ", ".join([*keys, "count(*)", *sums])
         parts.append(f"SELECT {select} FROM read_parquet({files}, union_by_name = true){group}")
     return " UNION ALL BY NAME ".join(parts) if parts else "SELECT 1"
+
+
+def _files_literal(paths: list[str]) -> str:
+    """A list of Parquet paths as a DuckDB list literal."""
+    return "[" + ", ".join(sql_literal(path) for path in paths) + "]"
+
+
+def _connection(sources: dict[str, list[str]], query: str) -> duckdb.DuckDBPyConnection:
+    """A connection with the views ``query`` needs over ``sources``, on every core."""
+    con = connect(sources, sandbox=False, query=query)
+    con.execute("SET threads = ?", [os.cpu_count() or 1])
+    return con
 
 
 def _summed(column: str, kind: str) -> str:
@@ -184,12 +196,10 @@ def main() -> None:
     from_rows["predictions_unstored"] = sources["predictions"]
     for view in views:
         query = f"SELECT * FROM {view}"
-        con = connect(from_rows, sandbox=False, query=query)
-        con.execute("SET threads = ?", [os.cpu_count() or 1])
+        con = _connection(from_rows, query)
         scan = timed(con, baseline_query(con, from_rows, view), args.view_repeats)
         con.close()
-        con = connect(sources, sandbox=False, query=query)
-        con.execute("SET threads = ?", [os.cpu_count() or 1])
+        con = _connection(sources, query)
         spent = timed(con, query, args.view_repeats)
         ok = spent <= TARGET_VIEW * scan or spent < INSTANT
         if not ok:
@@ -208,20 +218,18 @@ def curve_floor(from_rows: dict[str, list[str]], sources: dict[str, list[str]], 
     """``selective_curve`` against the plainest query that returns its points in its order:
     any view of the curve groups the rows into levels and orders them, whatever it adds."""
     keys = ", ".join(KEYS)
-    files = "[" + ", ".join("'" + f.replace("'", "''") + "'" for f in sources["predictions"]) + "]"
+    files = _files_literal(sources["predictions"])
     levels = (
         f"SELECT {keys}, CAST(confidence AS DOUBLE) AS threshold, count(*) AS n, "
         f"sum(CAST(correct AS INT)) AS n_correct FROM read_parquet({files}, union_by_name = true) "
         f"GROUP BY ALL ORDER BY {keys}, threshold DESC"
     )
     query = "SELECT * FROM selective_curve"
-    con = connect(from_rows, sandbox=False, query=query)
-    con.execute("SET threads = ?", [os.cpu_count() or 1])
+    con = _connection(from_rows, query)
     scan = timed(con, baseline_query(con, from_rows, "selective_curve"), repeats)
     floor = timed(con, levels, repeats)
     con.close()
-    con = connect(sources, sandbox=False, query=query)
-    con.execute("SET threads = ?", [os.cpu_count() or 1])
+    con = _connection(sources, query)
     spent = timed(con, query, repeats)
     con.close()
     print(
