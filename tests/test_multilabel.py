@@ -459,7 +459,8 @@ def test_figures_of_many_labels_draw_micro_and_the_labels_of_the_extreme_gaps(
     assert html.count("Drawn for 3 of the 6 rows: micro and, of the labels, the 1 whose") == 3
     assert (
         "Drawn for 2 of the 5 labels: the 1 whose largest gap Δ (at their most overconfident "
-        "cell) is the largest and the 1 where it is the smallest; every label is in "
+        "cell) is the largest and the 1 where it is the smallest, those without a gap Δ only "
+        "filling the count; every label is in "
         "<code>multilabel_bins.csv</code>." in html
     )
     # the tables keep every label

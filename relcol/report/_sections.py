@@ -118,11 +118,13 @@ def figure_models(
 
 def figure_rule(limit: int | None = None) -> str:
     """How :func:`figure_models` picks ``limit`` models (default ``FIGURE_MODELS``), in the
-    words of a caption."""
+    words of a caption: true also when fewer than ``limit`` have a gap Δ, where the two sets
+    overlap and the rest of the count is made up of those without one."""
     limit = FIGURE_MODELS if limit is None else limit
     return (
         f"the {limit // 2} whose largest gap Δ (at their most overconfident cell) is the "
-        f"largest and the {limit - limit // 2} where it is the smallest"
+        f"largest and the {limit - limit // 2} where it is the smallest, those without a gap Δ "
+        "only filling the count"
     )
 
 
