@@ -60,7 +60,6 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import partial
 
 import numpy as np
 import polars as pl
@@ -274,6 +273,11 @@ HASH_ENTRIES = 2**22
 _THRESHOLDS = tuple(
     np.uint32(t) for f in POISSON_CDF if (t := math.floor(f * TWO_32 - 0.5) + 1) < 2**32
 )
+
+#: The largest weight any hash gives (Poisson(1) reaches 12 with probability 8·10⁻¹⁰, 13 below
+#: 2⁻³²): the exact product's grid is sized for it, so it is the same for every draw and every
+#: part of one, and is known before any weight is drawn.
+WEIGHT_MAX = len(_THRESHOLDS)
 
 
 def _hashes(stream: int, seed: int, replicates: int, sample_ids: np.ndarray) -> np.ndarray:
@@ -697,11 +701,8 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
     for g, (_, members) in enumerate(groups):
         rows = order[edges[g] : edges[g + 1]]
         local[rows] = np.searchsorted(members, sid[rows])
-    # the grid of the exact product is sized for the block's largest weight, so each
-    # group's sums have the bits of the one product over the whole block
-    w_max = max(1.0, *(float(w.max(initial=0)) for w in weights))
     grouped = _GroupWeights(weights, group_of_cell)
-    return _product(block | {"group": row_group}, n_cells, local, 0, grouped, ctx, w_max)
+    return _product(block | {"group": row_group}, n_cells, local, 0, grouped, ctx)
 
 
 @dataclass(frozen=True)
@@ -816,12 +817,11 @@ def _product(
     n_samples: int,
     wt: np.ndarray | _GroupWeights,
     ctx: _Context,
-    w_max: float | None = None,
 ) -> dict:
     """Replicates of a block's cells: on one set of ``n_samples`` samples with ``wt`` their
     Wᵀ (``sid``: each row's position in it), or on a block's groups with ``wt`` a
     ``_GroupWeights`` (``sid``: each row's position in its group's samples, and the rows'
-    ``group``); ``w_max``: the exact product's grid (default: the largest weight of ``wt``)."""
+    ``group``)."""
     cell = block["cell"]
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
 
@@ -842,8 +842,7 @@ def _product(
         linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
     grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * (ctx.replicates + 1)
     rank_batches = _batches(grid)
-    linear_sums = partial(_linear, w_max=w_max)
-    jobs = [(linear_sums, c0, c1, wt) for c0, c1 in linear_batches]
+    jobs = [(_linear, c0, c1, wt) for c0, c1 in linear_batches]
     jobs += [(_rank_replicates, c0, c1, wt) for c0, c1 in rank_batches]
 
     def run(job):
@@ -932,10 +931,8 @@ def _linear(
     n_samples: int,
     wt: np.ndarray,
     ctx: _Context,
-    w_max: float | None = None,
 ) -> dict:
-    """Per cell × (1 + B): every metric derived from sums linear in the weights (the exact
-    product's grid sized for ``w_max``, default the largest of ``wt``)."""
+    """Per cell × (1 + B): every metric derived from sums linear in the weights."""
     cell = part["cell"]
     c, z = part["c"], part["z"]
     m = ctx.bins
@@ -961,7 +958,7 @@ def _linear(
     if ctx.proba:
         cell_values += [part["brier"], part["nll"], part["has_proba"]]
     statistics += [(cell, np.arange(n_cells), value) for value in cell_values]
-    sums, nonzero = _sums(statistics, part, n_samples, wt, w_max)
+    sums, nonzero = _sums(statistics, part, n_samples, wt)
     columns = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
     stat = [sums[columns[i] : columns[i + 1]] for i in range(len(statistics))]
     width = [_per_bin(pairs, array, n_cells, m) for array in stat[:6]]
@@ -994,7 +991,6 @@ def _sums(
     part: dict,
     n_samples: int,
     wt: np.ndarray | _GroupWeights,
-    w_max: float | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(columns × (1 + B)) weighted sums of the statistics and each column's samples with a
     non-zero entry. A statistic is (each row's column, each column's cell, each row's value).
@@ -1002,7 +998,8 @@ def _sums(
     D (samples × columns) holds the per-sample sums; the product Wᵀ·D is exact in every
     addition, so any BLAS kernel or thread count gives the same bits. With one W the product
     is one GEMM; with a block's groups it is one GEMM per group, over its samples and its
-    cells' columns, on the same grid (``w_max``): the same bits as the one dense product."""
+    cells' columns: the same bits as the one dense product, the grid being sized for the
+    largest weight any hash gives (``WEIGHT_MAX``), not for a draw's."""
     sid = part["sid"]
     offsets = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
     if not isinstance(wt, _GroupWeights):
@@ -1018,7 +1015,7 @@ def _sums(
             weights=np.concatenate([value for _, _, value in statistics]),
             minlength=n_samples * width,
         ).reshape(n_samples, width)
-        return exact_product(d.T, wt, w_max), np.count_nonzero(d, axis=0)
+        return exact_product(d.T, wt, WEIGHT_MAX), np.count_nonzero(d, axis=0)
     group_of_cell = np.zeros(len(statistics[-1][1]), dtype=np.int64)
     group_of_cell[part["cell"]] = part["group"]
     column_group = np.concatenate([group_of_cell[owner] for _, owner, _ in statistics])
@@ -1044,7 +1041,7 @@ def _sums(
         d = np.bincount(
             np.concatenate(keys), weights=np.concatenate(values), minlength=size * width
         ).reshape(size, width)
-        sums[columns] = exact_product(d.T, wt.columns(g), w_max)
+        sums[columns] = exact_product(d.T, wt.columns(g), WEIGHT_MAX)
         nonzero[columns] = np.count_nonzero(d, axis=0)
     return sums, nonzero
 
