@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from relcol.analysis import _bootstrap, bootstrap
-from relcol.analysis._bootstrap import sample_groups
+from relcol.analysis._bootstrap import sample_groups, weight_columns
 from tests.test_bootstrap import frame_of
 
 
@@ -26,6 +26,18 @@ def mixed_rows() -> pl.DataFrame:
     )
     most = frame_of(rng, models=("e",), samples=40).filter(~pl.col("sample_id").is_in([3, 10]))
     return pl.concat([shared, disjoint, overlap, most])
+
+
+def assert_same_bits(got: _bootstrap.Replicates, want: _bootstrap.Replicates) -> None:
+    """Every replicate, point estimate, per-bin value and per-seed value the same bits."""
+    assert got.cells.equals(want.cells)
+    for name in want.values:
+        np.testing.assert_array_equal(got.values[name], want.values[name], err_msg=name)
+        np.testing.assert_array_equal(got.points[name], want.points[name], err_msg=name)
+    for binning in want.bins:
+        np.testing.assert_array_equal(got.bins[binning], want.bins[binning])
+        np.testing.assert_array_equal(got.bin_samples[binning], want.bin_samples[binning])
+    assert got.seeds.equals(want.seeds)
 
 
 def dense_groups(cell, sid, n_cells, n_samples):
@@ -64,13 +76,44 @@ def test_grouped_product_equals_the_dense_product(monkeypatch, chunk_rows):
     assert max(seen) > 1  # the grouped path ran
     monkeypatch.setattr(_bootstrap, "sample_groups", dense_groups)
     dense = bootstrap(rows, replicates=60, chunk_rows=chunk_rows)
-    assert grouped.cells.equals(dense.cells)
-    for name in grouped.values:
-        np.testing.assert_array_equal(grouped.values[name], dense.values[name], err_msg=name)
-        np.testing.assert_array_equal(grouped.points[name], dense.points[name], err_msg=name)
-    for binning in grouped.bins:
-        np.testing.assert_array_equal(grouped.bins[binning], dense.bins[binning])
-        np.testing.assert_array_equal(grouped.bin_samples[binning], dense.bin_samples[binning])
-    assert grouped.seeds.equals(dense.seeds)
+    assert_same_bits(grouped, dense)
     # the replicates are not trivially equal: they vary, and c's differ from a's
     assert np.nanstd(grouped.values["accuracy"], axis=1).min() > 0
+
+
+@pytest.mark.parametrize(
+    "streamed",
+    [
+        # every group streamed, each in one block of samples
+        {"STREAM_ENTRIES": 0},
+        # blocks of 3 samples, one cell per pass over them
+        {"STREAM_ENTRIES": 0, "STREAM_BLOCK": 3 * 61, "STREAM_COUNTS": 1},
+        # the groups of 40 and 60 samples streamed, the one of 30 multiplied whole
+        {"STREAM_ENTRIES": 35 * 61, "STREAM_BLOCK": 7 * 61},
+    ],
+)
+@pytest.mark.parametrize("levels", [1024, 8])
+def test_streamed_groups_have_the_bits_of_w_whole(monkeypatch, streamed, levels):
+    # A group of many samples never holds its weights whole: they are drawn a block at a
+    # time where its product and rank counts use them, with the same bits
+    rows = mixed_rows()
+    whole = bootstrap(rows, replicates=60, levels=levels)
+    drawn = []
+
+    def spy(study, sample_ids, replicates, *, seed=0):
+        drawn.append(len(sample_ids))
+        return weight_columns(study, sample_ids, replicates, seed=seed)
+
+    for name, value in streamed.items():
+        monkeypatch.setattr(_bootstrap, name, value)
+    monkeypatch.setattr(_bootstrap, "weight_columns", spy)
+    blocks = bootstrap(rows, replicates=60, levels=levels)
+    span = _bootstrap.STREAM_BLOCK // 61
+    if streamed["STREAM_ENTRIES"]:
+        assert sorted(drawn)[-1] == 30  # the group of 30, whole; the others in blocks
+        assert sorted(drawn)[-2] <= span
+    else:
+        assert max(drawn) <= span
+    assert_same_bits(blocks, whole)
+    assert np.isfinite(blocks.values["brier"]).all() and np.isfinite(blocks.values["auroc"]).all()
+    assert np.nanstd(blocks.values["auroc"], axis=1).min() > 0

@@ -102,6 +102,7 @@ from relcol.metrics import HASH_SEED as SEED
 from relcol.metrics import brier_terms as _brier_terms
 from relcol.metrics import nll_terms as _nll_terms
 from relcol.metrics import nll_top_terms as _nll_top_terms
+from relcol.metrics._exact import blocked_product, parts_total, product_grid
 from relcol.store import CELL
 
 #: Default number of replicates B, level α and rank-metric levels.
@@ -677,9 +678,19 @@ def _block(block: dict[str, np.ndarray], n_cells: int, study: str, ctx: _Context
     Cells that share their test samples (the cells of one model, of models on one test set)
     form a group with one W (replicates × the group's samples); cells on disjoint or mostly
     different samples go to different groups, so the work is linear in the rows whatever
-    the structure. A block that is one group (every dense study) is one product, as ever."""
+    the structure. A block that is one group (every dense study) is one product, as ever. A
+    group of very many samples (``STREAM_ENTRIES``) is multiplied a block of samples at a time
+    with its weights drawn where they are used (``_streamed``), never whole."""
     samples, sid = _unique(block["sample_id"])
     groups = sample_groups(block["cell"], sid, n_cells, len(samples))
+    large = [len(members) * (ctx.replicates + 1) > STREAM_ENTRIES for _, members in groups]
+    if len(groups) == 1 and large[0]:
+        return _product(block, n_cells, sid, len(samples), _Drawn(study, samples), ctx)
+    if any(large):  # each large group streamed on its own, the others together as ever
+        small = [cells for (cells, _), big in zip(groups, large, strict=True) if not big]
+        sets = [cells for (cells, _), big in zip(groups, large, strict=True) if big]
+        sets += [np.sort(np.concatenate(small))] if small else []
+        return _merged(block, n_cells, sets, lambda sub, n: _block(sub, n, study, ctx))
     if len(groups) == 1:
         wt = _cached_weights(study, samples, ctx)
         return _product(block, n_cells, sid, len(samples), wt, ctx)
@@ -718,6 +729,45 @@ class _GroupWeights:
 
     def columns(self, g: int) -> np.ndarray:
         return self.weights[g]
+
+
+#: A group of cells whose weights (samples × (1 + B), a byte each) would be more than this many
+#: entries never holds them whole: they are drawn a block of samples at a time where the product
+#: and the rank counts use them (``_streamed``). Below it W whole is faster (one draw, every
+#: batch of cells reading it); above, W and D grew with the samples (a cell of 2·10⁶ samples:
+#: 2 GB of weights and 2.3 GB of its D).
+STREAM_ENTRIES = 2**28
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    """The weights of a group of ``samples`` (sample ids) of ``study`` too many to hold
+    (``STREAM_ENTRIES``): ``_streamed`` draws them a block at a time."""
+
+    study: str
+    samples: np.ndarray
+
+
+def _merged(
+    block: dict[str, np.ndarray],
+    n_cells: int,
+    sets: list[np.ndarray],
+    replicates_of: Callable[[dict[str, np.ndarray], int], dict],
+) -> dict:
+    """A block's replicates from those of sets of its cells (sorted cell numbers, every cell
+    in one): ``replicates_of(rows, cells)`` of each set's rows, its cells numbered from 0."""
+    out: dict[str, np.ndarray] = {}
+    number = np.empty(n_cells, dtype=np.int64)
+    for cells in sets:
+        number[cells] = np.arange(len(cells))
+        rows = np.isin(block["cell"], cells)
+        sub = {name: array[rows] for name, array in block.items()}
+        sub["cell"] = number[sub["cell"]]
+        for name, array in replicates_of(sub, len(cells)).items():
+            if name not in out:
+                out[name] = np.empty((n_cells, *array.shape[1:]), dtype=array.dtype)
+            out[name][cells] = array
+    return out
 
 
 #: A set of cells linked by shared samples is one group (one dense product over the union
@@ -819,9 +869,9 @@ def _product(
     ctx: _Context,
 ) -> dict:
     """Replicates of a block's cells: on one set of ``n_samples`` samples with ``wt`` their
-    Wᵀ (``sid``: each row's position in it), or on a block's groups with ``wt`` a
-    ``_GroupWeights`` (``sid``: each row's position in its group's samples, and the rows'
-    ``group``)."""
+    Wᵀ (``sid``: each row's position in it) or a ``_Drawn`` (its weights drawn a block at a
+    time), or on a block's groups with ``wt`` a ``_GroupWeights`` (``sid``: each row's
+    position in its group's samples, and the rows' ``group``)."""
     cell = block["cell"]
     bounds = np.searchsorted(cell, np.arange(n_cells + 1))
 
@@ -841,6 +891,12 @@ def _product(
         step = max(1, BATCH_ENTRIES // max(n_samples * statistics, 1))
         linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
     grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * (ctx.replicates + 1)
+    if isinstance(wt, _Drawn):
+        # one pass over the samples per batch of cells, its rank counts bounded; the batch's
+        # blocks of samples on the cores
+        batches = _batches(grid, STREAM_COUNTS)
+        done = [_streamed(part(c0, c1), c1 - c0, n_samples, wt, ctx) for c0, c1 in batches]
+        return _assembled([d[0] for d in done], [d[1] for d in done], block, n_cells, ctx)
     rank_batches = _batches(grid)
     jobs = [(_linear, c0, c1, wt) for c0, c1 in linear_batches]
     jobs += [(_rank_replicates, c0, c1, wt) for c0, c1 in rank_batches]
@@ -857,7 +913,14 @@ def _product(
             done = list(pool.map(run, jobs))
     else:
         done = [run(job) for job in jobs]
-    linear, rank = done[: len(linear_batches)], done[len(linear_batches) :]
+    return _assembled(done[: len(linear_batches)], done[len(linear_batches) :], block, n_cells, ctx)
+
+
+def _assembled(
+    linear: list[dict], rank: list[dict], block: dict[str, np.ndarray], n_cells: int, ctx: _Context
+) -> dict:
+    """A block's replicates from its batches' (``linear``, ``rank``: each a run of cells),
+    the rank metrics' shifted to their exact point estimates."""
     exact = _exact_rank(block, n_cells, ctx)
     out = {}
     for name in linear[0]:
@@ -875,13 +938,13 @@ def _product(
     return out
 
 
-def _batches(entries: np.ndarray) -> list[tuple[int, int]]:
-    """Runs (c0, c1) of consecutive cells whose ``entries`` add up to at most BATCH_ENTRIES
-    (a larger cell alone)."""
+def _batches(entries: np.ndarray, limit: int = BATCH_ENTRIES) -> list[tuple[int, int]]:
+    """Runs (c0, c1) of consecutive cells whose ``entries`` add up to at most ``limit`` (a
+    larger cell alone)."""
     batches, c0, n = [], 0, len(entries)
     while c0 < n:
         c1, total = c0 + 1, entries[c0]
-        while c1 < n and total + entries[c1] <= BATCH_ENTRIES:
+        while c1 < n and total + entries[c1] <= limit:
             total += entries[c1]
             c1 += 1
         batches.append((c0, c1))
@@ -933,6 +996,14 @@ def _linear(
     ctx: _Context,
 ) -> dict:
     """Per cell × (1 + B): every metric derived from sums linear in the weights."""
+    statistics, pairs, mass_pairs = _statistics(part, n_cells, ctx)
+    sums, nonzero = _sums(statistics, part, n_samples, wt)
+    return _linear_metrics(statistics, pairs, mass_pairs, sums, nonzero, n_cells, ctx)
+
+
+def _statistics(part: dict, n_cells: int, ctx: _Context) -> tuple[list, np.ndarray, np.ndarray]:
+    """The linear statistics of a batch of cells' rows, as ``_sums`` takes them, and the
+    non-empty (cell, bin) pairs of each binning (pair = cell·M + bin) they are kept for."""
     cell = part["cell"]
     c, z = part["c"], part["z"]
     m = ctx.bins
@@ -958,7 +1029,21 @@ def _linear(
     if ctx.proba:
         cell_values += [part["brier"], part["nll"], part["has_proba"]]
     statistics += [(cell, np.arange(n_cells), value) for value in cell_values]
-    sums, nonzero = _sums(statistics, part, n_samples, wt)
+    return statistics, pairs, mass_pairs
+
+
+def _linear_metrics(
+    statistics: list,
+    pairs: np.ndarray,
+    mass_pairs: np.ndarray,
+    sums: np.ndarray,
+    nonzero: np.ndarray,
+    n_cells: int,
+    ctx: _Context,
+) -> dict:
+    """``_linear``'s metrics from the statistics' weighted ``sums`` (columns × (1 + B)) and
+    each column's samples with a non-zero entry."""
+    m = ctx.bins
     columns = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
     stat = [sums[columns[i] : columns[i + 1]] for i in range(len(statistics))]
     width = [_per_bin(pairs, array, n_cells, m) for array in stat[:6]]
@@ -1003,18 +1088,7 @@ def _sums(
     sid = part["sid"]
     offsets = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
     if not isinstance(wt, _GroupWeights):
-        # one bincount into D (samples × every statistic's columns): an entry gathers its
-        # statistic's rows in their order, as a bincount per statistic would
-        width = offsets[-1]
-        keys = [
-            sid * width + offset + key
-            for offset, (key, _, _) in zip(offsets, statistics, strict=False)
-        ]
-        d = np.bincount(
-            np.concatenate(keys),
-            weights=np.concatenate([value for _, _, value in statistics]),
-            minlength=n_samples * width,
-        ).reshape(n_samples, width)
+        d = _dense(statistics, offsets, None, sid, n_samples, offsets[-1])
         return exact_product(d.T, wt, WEIGHT_MAX), np.count_nonzero(d, axis=0)
     group_of_cell = np.zeros(len(statistics[-1][1]), dtype=np.int64)
     group_of_cell[part["cell"]] = part["group"]
@@ -1031,19 +1105,125 @@ def _sums(
         columns = column_order[column_edges[i] : column_edges[i + 1]]
         rows = row_order[row_edges[i] : row_edges[i + 1]]
         position[columns] = np.arange(len(columns))
-        width, size = len(columns), wt.size(g)
-        # a (sample, column) entry gathers the same rows in the same order as in one dense D
-        keys = [
-            sid[rows] * width + position[offset + key[rows]]
-            for offset, (key, _, _) in zip(offsets, statistics, strict=False)
-        ]
-        values = [value[rows] for _, _, value in statistics]
-        d = np.bincount(
-            np.concatenate(keys), weights=np.concatenate(values), minlength=size * width
-        ).reshape(size, width)
+        d = _dense(statistics, offsets, rows, sid[rows], wt.size(g), len(columns), position)
         sums[columns] = exact_product(d.T, wt.columns(g), WEIGHT_MAX)
         nonzero[columns] = np.count_nonzero(d, axis=0)
     return sums, nonzero
+
+
+def _dense(
+    statistics: list,
+    offsets: np.ndarray,
+    rows: np.ndarray | None,
+    sample: np.ndarray,
+    size: int,
+    width: int,
+    position: np.ndarray | None = None,
+) -> np.ndarray:
+    """D (``size`` samples × ``width`` columns) of the statistics' ``rows`` (default: every
+    row), ``sample`` giving each of those rows' row of D and ``position`` each statistic
+    column's column of D (default: itself; a statistic's columns start at its ``offsets``).
+    One bincount: an entry gathers its rows in their order, as a bincount per statistic
+    would, so D has the same bits whichever rows and columns it is cut to."""
+    keys = []
+    for offset, (key, _, _) in zip(offsets, statistics, strict=False):
+        column = offset + (key if rows is None else key[rows])
+        keys.append(sample * width + (column if position is None else position[column]))
+    values = [value if rows is None else value[rows] for _, _, value in statistics]
+    d = np.bincount(np.concatenate(keys), weights=np.concatenate(values), minlength=size * width)
+    return d.astype(np.float64, copy=False).reshape(size, width)  # no rows: integer zeros
+
+
+# A group of many samples, a block of samples at a time ------------------------------------------
+
+#: A streamed batch of cells' rank counts (levels × 2 × (1 + B) each, Float64) at most: 256 MB.
+#: Each batch draws the group's weights again, so a group of 16 cells or fewer draws them once.
+STREAM_COUNTS = 2**25
+#: Entries of a streamed block's W (samples × (1 + B)) and of its D (samples × columns) at most,
+#: each 32 MB in Float64 (a block of 4 190 samples at B = 1000).
+STREAM_BLOCK = 2**22
+
+
+def _streamed(
+    part: dict, n_cells: int, n_samples: int, drawn: _Drawn, ctx: _Context
+) -> tuple[dict, dict]:
+    """``_linear`` and ``_rank_replicates`` of a batch of cells of a group too large to hold
+    its weights (``drawn``), with the same bits, a block of samples at a time.
+
+    D and W are never whole: the exact product's grid comes from passes over D's blocks (each
+    built from its rows, ``_dense``), then each block's W is drawn, its parts of D multiplied
+    by it, and the weights of its rows added to their cell's counts of right and wrong rows
+    per confidence level (H·W, a sparse product). The rank metrics run on those counts
+    (``rank_metrics``: the counts ``weighted_rank_metrics`` sums, exact integers). The blocks
+    take the samples in the order of their first row (by cell and confidence), so a block
+    touches few bins' columns; they are shared out over the cores, each with its own sums,
+    which add up exactly."""
+    statistics, pairs, mass_pairs = _statistics(part, n_cells, ctx)
+    offsets = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
+    width, columns, sid = int(offsets[-1]), ctx.replicates + 1, part["sid"]
+    first = np.full(n_samples, len(sid))
+    np.minimum.at(first, sid, np.arange(len(sid)))
+    order = np.argsort(first, kind="stable")  # the samples, in the order of the blocks
+    place = np.empty(n_samples, dtype=np.int64)
+    place[order] = np.arange(n_samples)
+    row_place = place[sid]
+    # the samples with a row in these cells (the others add nothing, and draw no weights)
+    n_samples = int(np.count_nonzero(first < len(sid)))
+    by_place = np.argsort(row_place, kind="stable")
+    span = max(1, STREAM_BLOCK // max(columns, width))
+    starts = np.arange(0, n_samples, span)
+    edges = np.searchsorted(row_place[by_place], np.append(starts, n_samples))
+
+    def block_d(i: int) -> np.ndarray:
+        rows = by_place[edges[i] : edges[i + 1]]
+        size = min(span, n_samples - starts[i])
+        return _dense(statistics, offsets, rows, row_place[rows] - starts[i], size, width).T
+
+    cell = part["cell"]
+    bounds = np.searchsorted(cell, np.arange(n_cells + 1))
+    levels = np.where(np.diff(bounds) > 0, part["grid"][np.maximum(bounds[1:] - 1, 0)] + 1, 0)
+    level_start = np.concatenate([[0], np.cumsum(levels)])
+    count_key = (level_start[cell] + part["grid"]) * 2 + (part["z"] != 0)
+
+    def share(blocks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        weights = np.empty((span, columns))  # reused: fresh memory per block costs page faults
+        nonzero = np.zeros(width, dtype=np.int64)
+        counts = np.zeros((2 * level_start[-1], columns))
+
+        def counted_d(i: int) -> np.ndarray:
+            d = block_d(i)
+            np.add(nonzero, np.count_nonzero(d, axis=1), out=nonzero)
+            return d
+
+        def drawn_w(i: int) -> np.ndarray:
+            lo, rows = starts[i], by_place[edges[i] : edges[i + 1]]
+            w = weights[: min(span, n_samples - lo)]
+            samples = drawn.samples[order[lo : lo + len(w)]]
+            np.copyto(w, weight_columns(drawn.study, samples, ctx.replicates, seed=ctx.seed))
+            keys, key_row = np.unique(count_key[rows], return_inverse=True)
+            h = sparse.csr_matrix(
+                (np.ones(len(rows)), (key_row, row_place[rows] - lo)), shape=(len(keys), len(w))
+            )
+            counts[keys] += h @ w
+            return w
+
+        return blocked_product(grid, blocks, counted_d, drawn_w, columns), nonzero, counts
+
+    shares = np.array_split(np.arange(len(starts)), min(_threads(), len(starts)))
+    with ThreadPoolExecutor(len(shares)) as pool, threadpool_limits(1, user_api="blas"):
+        grid = product_grid(width, range(len(starts)), block_d, WEIGHT_MAX, pool.map)
+        done = list(pool.map(share, shares))
+    sums = parts_total(sum(d[0] for d in done), grid)
+    nonzero = sum(d[1] for d in done)
+    counts = sum(d[2] for d in done)
+    linear = _linear_metrics(statistics, pairs, mass_pairs, sums, nonzero, n_cells, ctx)
+    rank = {name: np.full((n_cells, columns), np.nan) for name in RANK_METRICS}
+    for c in np.flatnonzero(levels):
+        cell_counts = counts[2 * level_start[c] : 2 * level_start[c + 1]].reshape(-1, 2, columns)
+        metrics = rank_metrics(cell_counts[:, 1], cell_counts[:, 0], ctx.coverage, ctx.risk)
+        for name in RANK_METRICS:
+            rank[name][c] = metrics[name]
+    return linear, rank
 
 
 def _per_bin(pairs: np.ndarray, sums: np.ndarray, n_cells: int, bins: int) -> np.ndarray:

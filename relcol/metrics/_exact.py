@@ -30,6 +30,9 @@ kernel gives the same bits.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
 import numpy as np
 import polars as pl
 
@@ -85,6 +88,8 @@ def variance_from_sums(total: pl.Expr, squares: pl.Expr, count: pl.Expr, ddof: i
     spread = squares - total * total / count
     return spread.clip(lower_bound=0.0) / pl.when(count > ddof).then(count - ddof)
 
+
+B = TypeVar("B")  # a block of samples, as a caller of ``blocked_product`` names it
 
 #: Parts a row of D is split into: enough for every bit of a Float64 term in practice.
 PRODUCT_PARTS = 3
@@ -199,36 +204,85 @@ def _add_parts(products: np.ndarray, parts: list[np.ndarray], out: np.ndarray) -
 
 
 def _exact_wide(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> None:
-    """``_exact_block`` of rows with many samples, a block of samples at a time.
-
-    The grid of each part comes from whole rows (Σ|rest| over every sample, the blocks' sums
-    added up), then each block's parts are multiplied by its rows of W. Every product of a
-    part is a multiple of its step and every partial sum below 2⁵³ steps, so the blocks'
-    products add up exactly: the result is the one product's."""
+    """``_exact_block`` of rows with many samples, a block of samples at a time
+    (``blocked_product``), its blocks' samples in the order of their first non-zero row: a
+    block then touches few rows of d (a few bins' statistics, when a sample has few rows in a
+    cell), and a row that is zero in a block is left out of its GEMM."""
     span = max(1, min(_BLOCK_ENTRIES // len(d), _W_ENTRIES // max(w.shape[1], 1)))
-    blocks = [slice(s0, s0 + span) for s0 in range(0, d.shape[1], span)]
+    first = np.concatenate(
+        [np.argmax(d[:, s0 : s0 + span] != 0, axis=0) for s0 in range(0, d.shape[1], span)]
+    )
+    order = np.argsort(first, kind="stable")
+    blocks = [order[s0 : s0 + span] for s0 in range(0, len(order), span)]
+    weights = np.empty((span, w.shape[1]))  # reused: fresh memory per block costs page faults
+
+    def block_weights(samples: np.ndarray) -> np.ndarray:
+        np.copyto(weights[: len(samples)], w[samples])
+        return weights[: len(samples)]
+
+    grid = product_grid(len(d), blocks, lambda samples: d[:, samples], w_max)
+    products = blocked_product(
+        grid, blocks, lambda samples: d[:, samples], block_weights, w.shape[1]
+    )
+    out[...] = parts_total(products, grid)
+
+
+def product_grid(
+    rows: int,
+    blocks: Sequence[B],
+    block_d: Callable[[B], np.ndarray],
+    w_max: float,
+    map_blocks: Callable = map,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The exact product's grid for ``rows`` rows of d given a block of samples at a time
+    (``block_d``: (rows × the block's samples) Float64 for each of ``blocks``): per part,
+    the rows it has and their steps, from whole rows (Σ|rest| over every sample: each
+    block's sums, added up in the order of ``blocks``). Takes d's blocks once per part,
+    through ``map_blocks`` (``map``, or a thread pool's: the same result)."""
     grid: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, their step) per part
-    rows = np.arange(len(d))
+    index = np.arange(rows)
+
+    def block_total(block: B) -> np.ndarray:
+        d = block_d(block)
+        return np.abs(_rest(d if len(index) == rows else d[index], index, grid)).sum(axis=1)
+
     for _ in range(PRODUCT_PARTS):
-        total = np.zeros(len(rows))
-        for block in blocks:
-            total += np.abs(_rest(d[rows, block], rows, grid)).sum(axis=1)
+        total = np.zeros(len(index))
+        for block_sum in map_blocks(block_total, blocks):
+            total += block_sum
         if grid and not (total > 0).any():
             break
         if grid:
-            rows, total = rows[total > 0], total[total > 0]
-        grid.append((rows, _step(total, w_max)))
-    # The product, its blocks' samples in the order of their first non-zero row: a block then
-    # touches few rows of d (a few bins' statistics, when a sample has few rows in a cell),
-    # and a row that is zero in a block is left out of its GEMM, which it would add 0 to.
-    first = np.concatenate([np.argmax(d[:, block] != 0, axis=0) for block in blocks])
-    order = np.argsort(first, kind="stable")
+            index, total = index[total > 0], total[total > 0]
+        grid.append((index, _step(total, w_max)))
+    return grid
+
+
+def parts_total(products: np.ndarray, grid: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
+    """d·w from the parts' products of ``blocked_product`` (or the sum of those of several
+    sets of blocks, which is exact) and d's ``grid``: (rows × columns) Float64."""
+    out = np.empty((len(grid[0][0]), products.shape[1]))
+    _add_parts(products, [index for index, _ in grid], out)
+    return out
+
+
+def blocked_product(
+    grid: list[tuple[np.ndarray, np.ndarray]],
+    blocks: Iterable[B],
+    block_d: Callable[[B], np.ndarray],
+    block_w: Callable[[B], np.ndarray],
+    columns: int,
+) -> np.ndarray:
+    """The parts' products (stacked as ``_add_parts`` takes them) of d and w given a block of
+    samples at a time: ``block_d`` and ``block_w`` give each of ``blocks``' rows of d (rows ×
+    its samples) and of w (its samples × ``columns``, Float64), ``grid`` is d's
+    (``product_grid``). Every product of a part is a multiple of its step and every partial
+    sum below 2⁵³ steps, so the blocks' products add up exactly in any order or grouping:
+    the result is the one product's, however the samples are cut into blocks."""
     starts = np.cumsum([0] + [len(index) for index, _ in grid])
-    products = np.zeros((starts[-1], w.shape[1]))
-    weights = np.empty((span, w.shape[1]))  # reused: fresh memory per block costs page faults
+    products = np.zeros((starts[-1], columns))
     for block in blocks:
-        samples = order[block]
-        rest = d[:, samples]
+        rest = block_d(block)
         live = np.flatnonzero(rest.any(axis=1))
         rest = rest[live]
         stacked, at = [], []
@@ -239,9 +293,8 @@ def _exact_wide(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> 
             stacked.append(part)
             rest[mine] -= part
             at.append(start + taken)
-        np.copyto(weights[: len(samples)], w[samples])
-        products[np.concatenate(at)] += np.vstack(stacked) @ weights[: len(samples)]
-    _add_parts(products, [index for index, _ in grid], out)
+        products[np.concatenate(at)] += np.vstack(stacked) @ block_w(block)
+    return products
 
 
 def _rest(d: np.ndarray, rows: np.ndarray, grid: list[tuple[np.ndarray, np.ndarray]]):
