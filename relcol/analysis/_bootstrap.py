@@ -82,12 +82,15 @@ from relcol.metrics import (
     bin_metrics,
     bin_sums,
     bin_terms,
+    blocked_product,
     chunk_filter,
     chunk_spans,
     exact_product,
     exact_sum,
     exact_var,
     moment_metrics,
+    parts_total,
+    product_grid,
     rank_metrics,
     replicated,
     stream_key,
@@ -102,7 +105,6 @@ from relcol.metrics import HASH_SEED as SEED
 from relcol.metrics import brier_terms as _brier_terms
 from relcol.metrics import nll_terms as _nll_terms
 from relcol.metrics import nll_top_terms as _nll_top_terms
-from relcol.metrics._exact import blocked_product, parts_total, product_grid
 from relcol.store import CELL
 
 #: Default number of replicates B, level α and rank-metric levels.

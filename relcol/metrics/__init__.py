@@ -82,7 +82,15 @@ from relcol.metrics._discrimination import (
     fpr_at_95tpr,
     point_biserial,
 )
-from relcol.metrics._exact import exact_mean, exact_product, exact_sum, exact_var
+from relcol.metrics._exact import (
+    blocked_product,
+    exact_mean,
+    exact_product,
+    exact_sum,
+    exact_var,
+    parts_total,
+    product_grid,
+)
 from relcol.metrics._frames import (
     CHUNK_ROWS,
     by_chunks,
@@ -190,6 +198,7 @@ __all__ = [
     "bin_metrics",
     "bin_sums",
     "bin_terms",
+    "blocked_product",
     "brier",
     "brier_reliability",
     "brier_reliability_from_bins",
@@ -271,11 +280,13 @@ __all__ = [
     "pa_from_pairs",
     "pa_kappa_from_pairs",
     "pa_v_from_pairs",
+    "parts_total",
     "point_biserial",
     "point_biserial_from_moments",
     "prediction_entropy_from_counts",
     "proba_entropy",
     "proba_margin",
+    "product_grid",
     "rank_metrics",
     "replicated",
     "risk_at_coverage",
