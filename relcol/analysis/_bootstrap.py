@@ -240,21 +240,24 @@ def weight_columns(
     One byte per weight (they are integers below 2⁸): the exact product turns a block of
     samples into Float64 at a time and the rank kernel adds them in Float64, so no wider copy
     of every sample's weights is ever held (for 5·10⁵ samples and B = 1000 that was 6 GB).
-    The hashes are drawn a block of samples at a time, side by side on the cores: each
-    weight is its own hash, so the blocks are those of one draw."""
-    sample_ids = np.asarray(sample_ids)
-    out = np.empty((len(sample_ids), replicates + 1), dtype=np.uint8)
+    Each weight is its hash's count of thresholds reached, in one compiled pass
+    (``relcol.analysis._compiled.poisson_block``: 5× faster than numpy's passes over the
+    hashes, on one core, and no array of them), a block of samples at a time side by side
+    on the cores: each weight is its own hash, so the blocks are those of one draw."""
+    from relcol.analysis._compiled import poisson_block  # numba: on first use only
+
+    ids = np.asarray(sample_ids).astype(np.int64)
+    out = np.empty((len(ids), replicates + 1), dtype=np.uint8)
     out[:, 0] = 1
-    stream = bootstrap_stream(study)
+    low = (ids & MASK).astype(np.uint64)
+    high = ((ids >> 32) & MASK).astype(np.uint64)
+    keys = _replicate_keys(bootstrap_stream(study), seed, replicates)
+    words = np.uint64(ABSORB), np.uint64(MIX), np.array(_THRESHOLDS, dtype=np.uint64)
     span = max(1, HASH_ENTRIES // max(replicates, 1))
 
     def draw(s0: int) -> None:
-        h = _hashes(stream, seed, replicates, sample_ids[s0 : s0 + span])
-        block = out[s0 : s0 + span, 1:]
-        block[...] = 0
-        reached = np.empty(h.shape, dtype=bool)
-        for threshold in _THRESHOLDS:
-            block += np.greater_equal(h, threshold, out=reached)
+        s1 = s0 + span
+        poisson_block(low[s0:s1], high[s0:s1], keys, *words, out[s0:s1])
 
     starts = range(0, len(sample_ids), span)
     if len(starts) > 1 and _threads() > 1:
@@ -266,8 +269,7 @@ def weight_columns(
     return out
 
 
-#: Hashes drawn at a time by ``weight_columns`` (samples × replicates): 16 MB of them, and as
-#: much again for their shifts (a test set of 10⁵ samples would take 0.8 GB at once).
+#: Weights drawn at a time by one core in ``weight_columns`` (samples × replicates).
 HASH_ENTRIES = 2**22
 
 
@@ -283,31 +285,15 @@ _THRESHOLDS = tuple(
 WEIGHT_MAX = len(_THRESHOLDS)
 
 
-def _hashes(stream: int, seed: int, replicates: int, sample_ids: np.ndarray) -> np.ndarray:
-    """hash32(stream, seed, b, s) for s in ``sample_ids`` × b < ``replicates``: (n × B) uint32.
-
-    Every step of the hash is a XOR, a shift or a product masked to 32 bits, so the (n × B)
-    part runs in place on 32-bit words, whose products wrap modulo 2³² exactly as the mask
-    does: an eighth of the memory traffic of 64-bit words with fresh temporaries."""
+def _replicate_keys(stream: int, seed: int, replicates: int) -> np.ndarray:
+    """The hash state after the keys (stream, seed, b) for each replicate b < ``replicates``
+    (uint64 words below 2³²): the rest of hash32(stream, seed, b, s) absorbs the sample's
+    two words."""
     h = SEED
     for key in (stream, seed):
         h = _absorb_int(_absorb_int(h, key & MASK), (key >> 32) & MASK)
     b = np.arange(replicates, dtype=np.uint64)
-    hb = _absorb(_absorb(np.uint64(h), b), np.uint64(0))  # b < 2^32: its high word is 0
-    ids = sample_ids.astype(np.int64)
-    low = (ids & MASK).astype(np.uint32)
-    high = ((ids >> 32) & MASK).astype(np.uint32)
-    absorb, mix = np.uint32(ABSORB), np.uint32(MIX)
-    x = np.bitwise_xor(low[:, None], hb.astype(np.uint32)[None, :])
-    x *= absorb
-    x ^= high[:, None]
-    x *= absorb
-    shifted = np.empty_like(x)
-    for _ in range(2):
-        x ^= np.right_shift(x, 16, out=shifted)
-        x *= mix
-    x ^= np.right_shift(x, 16, out=shifted)
-    return x
+    return _absorb(_absorb(np.uint64(h), b), np.uint64(0))  # b < 2^32: its high word is 0
 
 
 def _absorb_int(h: int, word: int) -> int:
