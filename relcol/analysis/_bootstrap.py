@@ -743,7 +743,7 @@ def _merged(
     replicates_of: Callable[[dict[str, np.ndarray], int], dict],
 ) -> dict:
     """A block's replicates from those of sets of its cells (sorted cell numbers, every cell
-    in one): ``replicates_of(rows, cells)`` of each set's rows, its cells numbered from 0."""
+    in one): ``replicates_of(rows, n)`` of each set's rows, its n cells numbered from 0."""
     out: dict[str, np.ndarray] = {}
     number = np.empty(n_cells, dtype=np.int64)
     for cells in sets:
@@ -1159,11 +1159,13 @@ def _streamed(
     D and W are never whole: the exact product's grid comes from passes over D's blocks (each
     built from its rows, ``_dense``), then each block's W is drawn, its parts of D multiplied
     by it, and the weights of its rows added to their cell's counts of right and wrong rows
-    per confidence level (H·W, a sparse product). The rank metrics run on those counts
+    per confidence level (H·W, row by row: ``add_rows``). The rank metrics run on those counts
     (``rank_metrics``: the counts ``weighted_rank_metrics`` sums, exact integers). The blocks
     take the samples in the order of their first row (by cell and confidence), so a block
     touches few bins' columns; they are shared out over the cores, each with its own sums,
     which add up exactly."""
+    from relcol.analysis._compiled import add_rows  # numba: on first use only
+
     statistics, pairs, mass_pairs = _statistics(part, n_cells, ctx)
     offsets = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
     width, columns, sid = int(offsets[-1]), ctx.replicates + 1, part["sid"]
@@ -1206,11 +1208,7 @@ def _streamed(
             w = weights[: min(span, n_samples - lo)]
             samples = drawn.samples[order[lo : lo + len(w)]]
             np.copyto(w, weight_columns(drawn.study, samples, ctx.replicates, seed=ctx.seed))
-            keys, key_row = np.unique(count_key[rows], return_inverse=True)
-            h = sparse.csr_matrix(
-                (np.ones(len(rows)), (key_row, row_place[rows] - lo)), shape=(len(keys), len(w))
-            )
-            counts[keys] += h @ w
+            add_rows(counts, count_key[rows], row_place[rows] - lo, w)
             return w
 
         return blocked_product(grid, blocks, counted_d, drawn_w, columns), nonzero, counts

@@ -13,6 +13,10 @@ bound, 32-bit draws rejected above it), so a seed gives the p-values of the nump
 ``scipy.stats.rankdata(axis=1)`` does by sorting each row; for the few severities of a curve
 counting, for each value, the values below it and equal to it is several times faster.
 
+``add_rows`` adds each row's weights to its key's counts, the bootstrap's level counts of a
+block of samples: 1.6–2.0 ms for 4 190 rows × 1001 weights, where scipy's sparse product took
+1.9 ms when the rows had few keys and 12.6 ms when they had thousands.
+
 ``poisson_block`` draws the bootstrap's Poisson weights, one hash per sample and replicate
 counted against the thresholds of the Poisson(1) CDF, in one pass over the block: in numpy
 that was ten passes over an array of hashes and twelve over its comparisons.
@@ -149,3 +153,15 @@ def poisson_block(low, high, replicate_keys, absorb, mix, thresholds, out):
             reached = np.uint32(threshold)
             for b in range(len(hashes)):
                 row[b] += hashes[b] >= reached
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True)
+def add_rows(counts, keys, samples, weights):
+    """``counts[keys[i]] += weights[samples[i]]`` for each row i, in order: the product H·W of
+    the rows' one-hot ``keys`` with the weights (samples × columns), added to ``counts``
+    (keys × columns, Float64) with no array of H; exact for integer weights below 2⁵³."""
+    for i in range(len(keys)):
+        total, row = counts[keys[i]], weights[samples[i]]
+        for b in range(len(row)):
+            total[b] += row[b]
