@@ -3,6 +3,8 @@ product over a block's samples, bit for bit."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import polars as pl
 import pytest
@@ -117,3 +119,26 @@ def test_streamed_groups_have_the_bits_of_w_whole(monkeypatch, streamed, levels)
     assert_same_bits(blocks, whole)
     assert np.isfinite(blocks.values["brier"]).all() and np.isfinite(blocks.values["auroc"]).all()
     assert np.nanstd(blocks.values["auroc"], axis=1).min() > 0
+
+
+def test_a_failing_share_of_a_streamed_group_stops_the_others(monkeypatch):
+    # the samples' blocks are shared out over the cores; when one core fails the others stop
+    # at their next block instead of finishing their share
+    monkeypatch.setattr(_bootstrap, "STREAM_ENTRIES", 0)
+    monkeypatch.setattr(_bootstrap, "STREAM_BLOCK", 61)  # one sample per block
+    monkeypatch.setattr(_bootstrap, "_threads", lambda: 2)
+    drawn = []
+
+    def failing(study, sample_ids, replicates, *, seed=0):
+        drawn.append(len(sample_ids))
+        if len(drawn) == 3:
+            raise MemoryError("a block failed")
+        time.sleep(0.01)  # a block takes longer than the failure takes to be seen
+        return weight_columns(study, sample_ids, replicates, seed=seed)
+
+    monkeypatch.setattr(_bootstrap, "weight_columns", failing)
+    rows = frame_of(np.random.default_rng(4), models=("a",), severities=(0.0,), samples=200)
+    with pytest.raises(MemoryError, match="a block failed"):
+        bootstrap(rows, replicates=60)
+    # 200 blocks in two shares of 100: the other share stopped within a block or two
+    assert len(drawn) <= 6

@@ -1211,12 +1211,25 @@ def _streamed(
             add_rows(counts, count_key[rows], row_place[rows] - lo, w)
             return w
 
-        return blocked_product(grid, blocks, counted_d, drawn_w, columns), nonzero, counts
+        try:
+            left = (i for i in blocks if not stop.is_set())
+            return blocked_product(grid, left, counted_d, drawn_w, columns), nonzero, counts
+        except BaseException:
+            stop.set()
+            raise
 
+    # A share is half the samples: when one fails or Ctrl-C ends the wait, the others stop at
+    # their next block, and no pass waits for blocks not yet begun.
+    stop = threading.Event()
     shares = np.array_split(np.arange(len(starts)), min(_threads(), len(starts)))
     with ThreadPoolExecutor(len(shares)) as pool, threadpool_limits(1, user_api="blas"):
-        grid = product_grid(width, range(len(starts)), block_d, WEIGHT_MAX, pool.map)
-        done = list(pool.map(share, shares))
+        try:
+            grid = product_grid(width, range(len(starts)), block_d, WEIGHT_MAX, pool.map)
+            done = list(pool.map(share, shares))
+        except BaseException:
+            stop.set()
+            pool.shutdown(cancel_futures=True)
+            raise
     sums = parts_total(sum(d[0] for d in done), grid)
     nonzero = sum(d[1] for d in done)
     counts = sum(d[2] for d in done)
