@@ -373,7 +373,9 @@ def test_per_seed_values_beside_the_replicates_fail_and_stop_with_them(monkeypat
     # either side reaches the caller, and one in the replicates stops the per-seed values at
     # their next run of cells instead of computing values nobody will read
     rows = frame_of(np.random.default_rng(4), models=("a", "b", "c"))
-    monkeypatch.setattr(_bootstrap, "SEED_ROWS", 1)  # a run of one cell each: six runs
+    # a run of one cell (160 rows) each: six runs, beside the replicates (a larger cell's run
+    # after them)
+    monkeypatch.setattr(_bootstrap, "SEED_ROWS", 160)
     seed_values, started = _bootstrap._seed_values, []
 
     def slow(part, ctx):
@@ -781,6 +783,37 @@ def test_per_seed_values_computed_a_few_cells_at_a_time_are_the_same_bits(monkey
     sliced = bootstrap(rows, replicates=10)
     assert len(runs) > 3 and sum(runs) == rows.height
     assert_frame_equal(sliced.seeds, whole.seeds, check_exact=True)
+
+
+def test_per_seed_values_of_a_cell_too_large_to_split_run_after_the_replicates(monkeypatch):
+    # beside the products their memory would add to the products'; a cell of more than
+    # SEED_ROWS rows cannot be split, so its per-seed values wait for the replicates
+    from polars.testing import assert_frame_equal
+
+    from relcol.analysis import _bootstrap
+
+    rows = frame_of(np.random.default_rng(13), models=("a", "b"))  # cells of 160 rows
+    whole = bootstrap(rows, replicates=10)
+    events = []
+    block, seed_values = _bootstrap._block, _bootstrap._seed_values
+
+    def spy_block(*args):
+        out = block(*args)
+        events.append("replicates")
+        return out
+
+    def spy_seeds(part, ctx):
+        events.append("seeds")
+        return seed_values(part, ctx)
+
+    monkeypatch.setattr(_bootstrap, "_block", spy_block)
+    monkeypatch.setattr(_bootstrap, "_seed_values", spy_seeds)
+    monkeypatch.setattr(_bootstrap, "SEED_ROWS", 159)
+    after = bootstrap(rows, replicates=10)
+    assert events == ["replicates", "seeds", "seeds", "seeds", "seeds"]
+    assert_frame_equal(after.seeds, whole.seeds, check_exact=True)
+    for name in whole.values:
+        np.testing.assert_array_equal(after.values[name], whole.values[name], err_msg=name)
 
 
 def test_batches_of_any_size_give_the_same_bits(monkeypatch):

@@ -165,7 +165,7 @@ BATCH_ENTRIES = 1_000_000
 #: group-bys and sorts hold about 0.2 GB per 10⁶ rows above the chunk's own arrays, and they
 #: run beside the chunk's products, so that memory adds to the products' at the top of a
 #: report's memory (the 10⁸-row report: 1.63 GB against 1.53 GB when they ran after the
-#: products). Every per-seed value is an order-free sum over its own rows, so the values are
+#: products); those of a cell of more rows, which cannot be split, run after them. Every per-seed value is an order-free sum over its own rows, so the values are
 #: the same bits however the cells are grouped.
 SEED_ROWS = 500_000
 #: Rows of a chunk read and resampled at once (runs of whole cells). The chunk's sorted rows and
@@ -534,6 +534,12 @@ def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
             seeds.append(_seed_values(rows.slice(starts[a], starts[a + n] - starts[a]), ctx))
         return pl.concat(seeds, how="vertical")
 
+    if max((starts[a + n] - starts[a] for a, n in spans), default=0) > SEED_ROWS:
+        # a cell of more rows than SEED_ROWS, whose per-seed values cannot be split: beside
+        # the products their memory would add to the products' (10⁷ rows of one cell: 4.40 GB
+        # against 3.15 GB), and its product keeps both cores busy on its own
+        values, points = _replicates(rows, cells, cell, starts, ctx)
+        return _Part(values, points, seed_values())
     # The per-seed values (Polars) run beside the replicates' products (numpy and BLAS),
     # which leave the cores idle between their batches. A kernel that the per-seed values
     # compile off the main thread is not held from Ctrl-C (``held_while_compiling``), and
