@@ -1148,8 +1148,9 @@ def _dense(
 
 # A group of many samples, a block of samples at a time ------------------------------------------
 
-#: A streamed batch of cells' rank counts (levels × 2 × (1 + B) each, Float64) at most: 256 MB.
-#: Each batch draws the group's weights again, so a group of 16 cells or fewer draws them once.
+#: A streamed batch of cells' rank counts (levels × 2 × (1 + B) each, Float64) at most: 256 MB,
+#: held once per core. Each batch draws the group's weights again, so a group of 16 cells or
+#: fewer draws them once.
 STREAM_COUNTS = 2**25
 #: Entries of a streamed block's W (samples × (1 + B)) and of its D (samples × columns) at most,
 #: each 32 MB in Float64 (a block of 4 190 samples at B = 1000).
@@ -1224,10 +1225,10 @@ def _streamed(
             stop.set()
             raise
 
-    # A share is half the samples: when one fails or Ctrl-C ends the wait, the others stop at
-    # their next block, and no pass waits for blocks not yet begun.
+    # A share is a core's part of the samples: when one fails or Ctrl-C ends the wait, the
+    # others stop at their next block, and no pass waits for blocks not yet begun.
     stop = threading.Event()
-    shares = np.array_split(np.arange(len(starts)), min(_threads(), len(starts)))
+    shares = np.array_split(np.arange(len(starts)), max(1, min(_threads(), len(starts))))
     with ThreadPoolExecutor(len(shares)) as pool, threadpool_limits(1, user_api="blas"):
         try:
             grid = product_grid(width, range(len(starts)), block_d, WEIGHT_MAX, pool.map)
