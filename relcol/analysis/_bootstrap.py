@@ -165,8 +165,9 @@ BATCH_ENTRIES = 1_000_000
 #: group-bys and sorts hold about 0.2 GB per 10⁶ rows above the chunk's own arrays, and they
 #: run beside the chunk's products, so that memory adds to the products' at the top of a
 #: report's memory (the 10⁸-row report: 1.63 GB against 1.53 GB when they ran after the
-#: products); those of a cell of more rows, which cannot be split, run after them. Every per-seed value is an order-free sum over its own rows, so the values are
-#: the same bits however the cells are grouped.
+#: products); those of a cell of more rows, which cannot be split, run after them. Every
+#: per-seed value is an order-free sum over its own rows, so the values are the same bits
+#: however the cells are grouped.
 SEED_ROWS = 500_000
 #: Rows of a chunk read and resampled at once (runs of whole cells). The chunk's sorted rows and
 #: its blocks' arrays come to 0.2–0.4 GB per 10⁶ rows at the top of a report's memory: the
@@ -259,7 +260,7 @@ def weight_columns(
         s1 = s0 + span
         poisson_block(low[s0:s1], high[s0:s1], keys, *words, out[s0:s1])
 
-    starts = range(0, len(sample_ids), span)
+    starts = range(0, len(ids), span)
     if len(starts) > 1 and _threads() > 1:
         with ThreadPoolExecutor(_threads()) as pool:
             list(pool.map(draw, starts))
@@ -859,7 +860,7 @@ def _product(
     n_cells: int,
     sid: np.ndarray,
     n_samples: int,
-    wt: np.ndarray | _GroupWeights,
+    wt: np.ndarray | _GroupWeights | _Drawn,
     ctx: _Context,
 ) -> dict:
     """Replicates of a block's cells: on one set of ``n_samples`` samples with ``wt`` their
@@ -875,6 +876,13 @@ def _product(
         rows["sid"] = sid[bounds[c0] : bounds[c1]]
         return rows
 
+    grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * (ctx.replicates + 1)
+    if isinstance(wt, _Drawn):
+        # one pass over the samples per batch of cells, its rank counts bounded; the batch's
+        # blocks of samples on the cores
+        batches = _batches(grid, STREAM_COUNTS)
+        done = [_streamed(part(c0, c1), c1 - c0, n_samples, wt, ctx) for c0, c1 in batches]
+        return _assembled([d[0] for d in done], [d[1] for d in done], block, n_cells, ctx)
     # batches of cells whose dense D (samples × statistics) stays small, and of cells with
     # about equal rank-kernel work (levels × replicates), so that the threads share it evenly
     statistics = 6 * ctx.bins + 3 * ctx.bins + 9
@@ -884,13 +892,6 @@ def _product(
     else:
         step = max(1, BATCH_ENTRIES // max(n_samples * statistics, 1))
         linear_batches = [(c0, min(n_cells, c0 + step)) for c0 in range(0, n_cells, step)]
-    grid = np.minimum(block["level"][bounds[1:] - 1] + 1, ctx.levels) * 2 * (ctx.replicates + 1)
-    if isinstance(wt, _Drawn):
-        # one pass over the samples per batch of cells, its rank counts bounded; the batch's
-        # blocks of samples on the cores
-        batches = _batches(grid, STREAM_COUNTS)
-        done = [_streamed(part(c0, c1), c1 - c0, n_samples, wt, ctx) for c0, c1 in batches]
-        return _assembled([d[0] for d in done], [d[1] for d in done], block, n_cells, ctx)
     rank_batches = _batches(grid)
     jobs = [(_linear, c0, c1, wt) for c0, c1 in linear_batches]
     jobs += [(_rank_replicates, c0, c1, wt) for c0, c1 in rank_batches]

@@ -216,15 +216,15 @@ def _exact_wide(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> 
     blocks = [order[s0 : s0 + span] for s0 in range(0, len(order), span)]
     weights = np.empty((span, w.shape[1]))  # reused: fresh memory per block costs page faults
 
+    def block_d(samples: np.ndarray) -> np.ndarray:
+        return d[:, samples]
+
     def block_weights(samples: np.ndarray) -> np.ndarray:
         np.copyto(weights[: len(samples)], w[samples])
         return weights[: len(samples)]
 
-    grid = product_grid(len(d), blocks, lambda samples: d[:, samples], w_max)
-    products = blocked_product(
-        grid, blocks, lambda samples: d[:, samples], block_weights, w.shape[1]
-    )
-    out[...] = parts_total(products, grid)
+    grid = product_grid(len(d), blocks, block_d, w_max)
+    out[...] = parts_total(blocked_product(grid, blocks, block_d, block_weights, w.shape[1]), grid)
 
 
 def product_grid(
