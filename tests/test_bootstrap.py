@@ -153,6 +153,10 @@ def test_weights_drawn_in_blocks_of_samples_are_the_sql_weights(monkeypatch, ent
     con.register("grid", grid.to_arrow())
     sqlw = con.sql(f"SELECT poisson_weight({stream}, 5, b, s) AS w FROM grid").pl()["w"]
     assert (columns[:, 1:] == sqlw.to_numpy().reshape(len(ids), 64)).all()
+    # drawn straight into a Float64 block, as a streamed product takes them: the same numbers
+    out = np.full((len(ids), 65), np.nan)
+    assert _bootstrap.weight_columns("my-study", ids, 64, seed=5, out=out) is out
+    assert (out == columns).all()
 
 
 def test_weights_are_poisson_one():

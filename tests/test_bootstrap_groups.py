@@ -102,9 +102,9 @@ def test_streamed_groups_have_the_bits_of_w_whole(monkeypatch, streamed, levels)
     whole = bootstrap(rows, replicates=60, levels=levels)
     drawn = []
 
-    def spy(study, sample_ids, replicates, *, seed=0):
+    def spy(study, sample_ids, replicates, *, seed=0, out=None):
         drawn.append(len(sample_ids))
-        return weight_columns(study, sample_ids, replicates, seed=seed)
+        return weight_columns(study, sample_ids, replicates, seed=seed, out=out)
 
     for name, value in streamed.items():
         monkeypatch.setattr(_bootstrap, name, value)
@@ -129,12 +129,12 @@ def test_a_failing_share_of_a_streamed_group_stops_the_others(monkeypatch):
     monkeypatch.setattr(_bootstrap, "_threads", lambda: 2)
     drawn = []
 
-    def failing(study, sample_ids, replicates, *, seed=0):
+    def failing(study, sample_ids, replicates, *, seed=0, out=None):
         drawn.append(len(sample_ids))
         if len(drawn) == 3:
             raise MemoryError("a block failed")
         time.sleep(0.01)  # a block takes longer than the failure takes to be seen
-        return weight_columns(study, sample_ids, replicates, seed=seed)
+        return weight_columns(study, sample_ids, replicates, seed=seed, out=out)
 
     monkeypatch.setattr(_bootstrap, "weight_columns", failing)
     rows = frame_of(np.random.default_rng(4), models=("a",), severities=(0.0,), samples=200)

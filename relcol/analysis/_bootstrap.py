@@ -233,14 +233,21 @@ def poisson_weights(
 
 
 def weight_columns(
-    study: str, sample_ids: Sequence[int] | np.ndarray, replicates: int, *, seed: int = 0
+    study: str,
+    sample_ids: Sequence[int] | np.ndarray,
+    replicates: int,
+    *,
+    seed: int = 0,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Wᵀ as the bootstrap multiplies it: a uint8 (n × (1 + B)) array, a column of ones (the
-    point estimates' unit weights), then ``poisson_weights(...).T``.
+    point estimates' unit weights), then ``poisson_weights(...).T``; or the same numbers
+    written into ``out`` (n × (1 + B), any numeric dtype), which is returned.
 
     One byte per weight (they are integers below 2⁸): the exact product turns a block of
     samples into Float64 at a time and the rank kernel adds them in Float64, so no wider copy
-    of every sample's weights is ever held (for 5·10⁵ samples and B = 1000 that was 6 GB).
+    of every sample's weights is ever held (for 5·10⁵ samples and B = 1000 that was 6 GB); a
+    block streamed into a product is drawn straight into its Float64 ``out``.
     Each weight is its hash's count of thresholds reached, in one compiled pass
     (``relcol.analysis._compiled.poisson_block``: 5× faster than numpy's passes over the
     hashes, on one core, and no array of them), a block of samples at a time side by side
@@ -248,8 +255,8 @@ def weight_columns(
     from relcol.analysis._compiled import poisson_block  # numba: on first use only
 
     ids = np.asarray(sample_ids).astype(np.int64)
-    out = np.empty((len(ids), replicates + 1), dtype=np.uint8)
-    out[:, 0] = 1
+    if out is None:
+        out = np.empty((len(ids), replicates + 1), dtype=np.uint8)
     low = (ids & MASK).astype(np.uint64)
     high = ((ids >> 32) & MASK).astype(np.uint64)
     keys = _replicate_keys(bootstrap_stream(study), seed, replicates)
@@ -1215,7 +1222,7 @@ def _streamed(
             lo, rows = starts[i], by_place[edges[i] : edges[i + 1]]
             w = weights[: min(span, n_samples - lo)]
             samples = drawn.samples[order[lo : lo + len(w)]]
-            np.copyto(w, weight_columns(drawn.study, samples, ctx.replicates, seed=ctx.seed))
+            weight_columns(drawn.study, samples, ctx.replicates, seed=ctx.seed, out=w)
             add_rows(counts, count_key[rows], row_place[rows] - lo, w)
             return w
 

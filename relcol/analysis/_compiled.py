@@ -122,37 +122,49 @@ def mid_ranks(values):
     return out
 
 
-_WORD = np.uint64(0xFFFFFFFF)
-_HALF = np.uint64(16)
+_HALF = np.uint32(16)
 
 
 @held_while_compiling
 @numba.njit(cache=True, nogil=True)
 def poisson_block(low, high, replicate_keys, absorb, mix, thresholds, out):
-    """The bootstrap's weights of a block of samples: ``out[i, 1 + b]`` (uint8) is the number
-    of ``thresholds`` that hash32(stream, seed, b, sample i) reaches, for each sample's low and
-    high 32-bit words (``low``, ``high``) and each replicate's key (``replicate_keys``: the
-    hash state after stream, seed and b). The hash's last steps as ``relcol.metrics.uniform``
-    and the SQL macro take them: absorb each word (XOR, times ``absorb``), then three rounds
-    of XOR with the word shifted right by 16, the first two times ``mix``; each on a 64-bit
-    word masked to 32 bits, so every product is exact before its mask. A sample's hashes go
-    to a row of 32-bit words, then each threshold is counted over the row: two loops that
-    vectorise, 2.5× faster than counting the thresholds of each hash in turn."""
-    hashes = np.empty(len(replicate_keys), dtype=np.uint32)
+    """The bootstrap's weights of a block of samples: ``out[i]`` is 1 (the point estimates'
+    unit weight), then for each replicate b the number of ``thresholds`` that
+    hash32(stream, seed, b, sample i) reaches, for each sample's low and high 32-bit words
+    (``low``, ``high``) and each replicate's key (``replicate_keys``: the hash state after
+    stream, seed and b). ``out`` is (samples × (1 + B)) of any numeric dtype: uint8 held,
+    or the Float64 a product multiplies, written with no second pass.
+
+    The hash's last steps as ``relcol.metrics.uniform`` and the SQL macro take them: absorb
+    each word (XOR, times ``absorb``), then three rounds of XOR with the word shifted right by
+    16, the first two times ``mix``. Those take each product masked to 32 bits, which is the
+    product of 32-bit words wrapped: the same bits in half the width, so twice the hashes per
+    vector instruction. A sample's hashes go to a row of 32-bit words, then each threshold is
+    counted over the row into 32-bit counts: two loops that vectorise, 3× faster than
+    counting the thresholds of each hash in turn. In 64-bit words, with counts of 8 bits
+    (which do not share a vector's lanes with the hashes), it took twice as long: 7.9 ms
+    against 3.7 ms for 4 190 samples × 1000 replicates on one core."""
+    keys = replicate_keys.astype(np.uint32)
+    absorb, mix = np.uint32(absorb), np.uint32(mix)
+    reached = thresholds.astype(np.uint32)
+    hashes = np.empty(len(keys), dtype=np.uint32)
+    counts = np.empty(len(keys), dtype=np.uint32)  # the width of the hashes: one vector
     for i in range(len(low)):
-        lo, hi = np.uint64(low[i]), np.uint64(high[i])
-        for b in range(len(replicate_keys)):
-            x = ((lo ^ replicate_keys[b]) * absorb) & _WORD
-            x = ((x ^ hi) * absorb) & _WORD
-            x = ((x ^ (x >> _HALF)) * mix) & _WORD
-            x = ((x ^ (x >> _HALF)) * mix) & _WORD
-            hashes[b] = np.uint32(x ^ (x >> _HALF))
-        row = out[i, 1:]
-        row[:] = 0
-        for threshold in thresholds:
-            reached = np.uint32(threshold)
+        lo, hi = np.uint32(low[i]), np.uint32(high[i])
+        for b in range(len(keys)):
+            x = np.uint32(np.uint32(lo ^ keys[b]) * absorb)
+            x = np.uint32(np.uint32(x ^ hi) * absorb)
+            x = np.uint32(np.uint32(x ^ np.uint32(x >> _HALF)) * mix)
+            x = np.uint32(np.uint32(x ^ np.uint32(x >> _HALF)) * mix)
+            hashes[b] = x ^ np.uint32(x >> _HALF)
+        counts[:] = 0
+        for threshold in reached:
             for b in range(len(hashes)):
-                row[b] += hashes[b] >= reached
+                counts[b] += np.uint32(hashes[b] >= threshold)
+        row = out[i]
+        row[0] = 1
+        for b in range(len(counts)):
+            row[b + 1] = counts[b]
 
 
 @held_while_compiling
