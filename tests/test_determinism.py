@@ -137,6 +137,39 @@ def test_exact_product_has_the_same_bits_in_blocks_of_any_size(monkeypatch):
     np.testing.assert_allclose(got, d @ w, rtol=0, atol=1e-11)
 
 
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_the_compiled_grid_passes_and_parts_have_numpys_bits(layout):
+    # a streamed product's grid passes (Σ|rest| of each row, the samples in order) and its
+    # parts, compiled, against numpy's formulas: the same bits, negative zeros included
+    from relcol.metrics._compiled import grid_parts, rest_totals
+    from relcol.metrics._exact import _on_grid
+
+    rng = np.random.default_rng(8)
+    d = (rng.random((40, 300)) - 0.5) * rng.choice([1.0, 1e-9, 35.0], size=(40, 1))
+    d[rng.random(d.shape) < 0.5] = 0.0
+    d[1, :2] = -1e-300, -0.0  # parts of −0.0
+    d = np.asarray(d, order=layout)
+    rows = np.array([1, 4, 5, 17, 39])
+    steps = np.ldexp(1.0, np.array([-40, -75, -110]) + rng.integers(-8, 8, (5, 1)))  # rows × parts
+    rest, parts = d[rows], []
+    for p in range(3):
+        total = np.zeros(len(rows))
+        for j in range(d.shape[1]):  # numpy, the samples in order
+            total += np.abs(rest[:, j])
+        got = np.full(len(rows), 0.5)
+        rest_totals(d, rows, steps[:, :p], got)
+        assert np.array_equal(got, total + 0.5)  # added to what ``out`` held
+        parts.append(_on_grid(rest, steps[:, p, None]))
+        rest = rest - parts[-1]
+    places = np.array([[0, 5, 8], [1, -1, -1], [2, 6, -1], [3, 7, 9], [4, -1, -1]])
+    out = np.full((10, d.shape[1]), np.nan)
+    grid_parts(d, rows, places, steps, out)
+    for (r, p), place in np.ndenumerate(places):
+        if place >= 0:
+            assert np.array_equal(out[place].view(np.int64), parts[p][r].view(np.int64))
+    assert np.signbit(out[out == 0]).any()  # negative zeros, as numpy gives them
+
+
 def test_exact_product_with_w_a_block_of_samples_at_a_time_has_the_bits_of_w_whole(monkeypatch):
     # a test set of many samples: W (uint8, as the bootstrap holds it) turned into Float64 a
     # block of samples at a time, the grid from whole rows, the blocks' products added up

@@ -6,9 +6,14 @@ array in memory; the bootstrap calls them on thousands of levels × replicates p
 they were the largest share of ``relcol report``. Here every group walks its levels once,
 keeping its running counts in registers, in Float64 whatever the input's dtype (the counts
 are exact small integers in either). ``rank_rows`` does the same for one cell's rows under
-many columns of weights, summing each level's counts as it goes. Imported on first use, so
-importing ``relcol.metrics`` does not import numba; compiled once per input dtype and cached
-beside this file.
+many columns of weights, summing each level's counts as it goes.
+
+``rest_totals`` and ``grid_parts`` are the exact product's steps on a block of samples of a
+large test set: each row's sum of what its earlier parts leave (the grid), and the parts
+themselves, in one pass over the block each, with the bits of numpy's formulas.
+
+Imported on first use, so importing ``relcol.metrics`` does not import numba; compiled once
+per input dtype and cached beside this file.
 """
 
 from __future__ import annotations
@@ -229,3 +234,51 @@ def _finish(running, n1, n0):
             out[5, g] = at[g]
             out[6, g] = within[g] / n
     return out
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def rest_totals(d, rows, steps, out):
+    """``out[r] += Σⱼ |rest of d[rows[r], j]|`` for the exact product's grid: the rest of a
+    term after each earlier part p, ``x − round(x / steps[r, p])·steps[r, p]`` in order, as
+    numpy's ``_on_grid`` takes it (the same bits), added over the samples j in order. One
+    pass over a block of d (rows × samples), along its memory in either layout, where numpy
+    took one per operation and per part and a copy of the rows: 0.32, 0.54 and 0.03 ms
+    against 0.53, 1.27 and 0.05 ms for the three parts of a block of 132 rows × 4 190
+    samples."""
+    parts = steps.shape[1]
+    if d.strides[0] < d.strides[1]:  # a sample's terms adjacent: every row under each sample
+        for j in range(d.shape[1]):
+            for r in range(len(rows)):
+                x = d[rows[r], j]
+                for p in range(parts):
+                    x = x - np.round(x / steps[r, p]) * steps[r, p]
+                out[r] += abs(x)
+    else:
+        for r in range(len(rows)):
+            total = out[r]
+            for j in range(d.shape[1]):
+                x = d[rows[r], j]
+                for p in range(parts):
+                    x = x - np.round(x / steps[r, p]) * steps[r, p]
+                total += abs(x)
+            out[r] = total
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def grid_parts(d, rows, places, steps, out):
+    """The exact product's parts of a block of d: for each of ``rows`` (rows of d) r and each
+    part p, while ``places[r, p]`` ≥ 0, ``out[places[r, p]] = round(x / steps[r, p])·steps[r, p]``
+    with x what is left of the row after its earlier parts, as numpy's ``_on_grid`` and
+    subtraction take them (the same bits). One pass over the block, where numpy took one per
+    operation and per part, a copy of the rows and a stack of the parts."""
+    for r in range(len(rows)):
+        for j in range(d.shape[1]):
+            x = d[rows[r], j]
+            for p in range(places.shape[1]):
+                if places[r, p] < 0:
+                    break
+                part = np.round(x / steps[r, p]) * steps[r, p]
+                out[places[r, p], j] = part
+                x = x - part

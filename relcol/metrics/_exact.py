@@ -239,14 +239,21 @@ def product_grid(
     the rows it has and their steps, from whole rows (Σ|rest| over every sample: each
     block's sums, added up in the order of ``blocks``). Takes d's blocks once per part,
     through ``map_blocks`` (``map``, or a thread pool's: the same result)."""
+    from relcol.metrics._compiled import rest_totals  # numba: on first use only
+
     grid: list[tuple[np.ndarray, np.ndarray]] = []  # (rows, their step) per part
     index = np.arange(rows)
 
     def block_total(block: B) -> np.ndarray:
-        d = block_d(block)
-        return np.abs(_rest(d if len(index) == rows else d[index], index, grid)).sum(axis=1)
+        total = np.zeros(len(index))
+        rest_totals(block_d(block), index, steps, total)
+        return total
 
     for _ in range(PRODUCT_PARTS):
+        # the rows still left × each earlier part's step of them (every earlier part has them)
+        steps = np.empty((len(index), len(grid)))
+        for p, (rows_p, step) in enumerate(grid):
+            steps[:, p] = step[np.searchsorted(rows_p, index)]
         total = np.zeros(len(index))
         for block_sum in map_blocks(block_total, blocks):
             total += block_sum
@@ -279,28 +286,25 @@ def blocked_product(
     (``product_grid``). Every product of a part is a multiple of its step and every partial
     sum below 2⁵³ steps, so the blocks' products add up exactly in any order or grouping:
     the result is the one product's, however the samples are cut into blocks."""
+    from relcol.metrics._compiled import grid_parts  # numba: on first use only
+
     starts = np.cumsum([0] + [len(index) for index, _ in grid])
     products = np.zeros((starts[-1], columns))
     for block in blocks:
-        rest = block_d(block)
-        live = np.flatnonzero(rest.any(axis=1))
-        rest = rest[live]
-        stacked, at = [], []
-        for (index, step), start in zip(grid, starts, strict=False):
+        d = block_d(block)
+        live = np.flatnonzero(d.any(axis=1))
+        # each live row's place among the stacked parts, and its step, per part (−1: none)
+        places = np.full((len(live), len(grid)), -1)
+        steps = np.ones((len(live), len(grid)))
+        at, stacked = [], 0
+        for p, ((index, step), start) in enumerate(zip(grid, starts, strict=False)):
             taken = np.flatnonzero(np.isin(index, live, assume_unique=True))
             mine = np.searchsorted(live, index[taken])
-            part = _on_grid(rest[mine], step[taken, None])
-            stacked.append(part)
-            rest[mine] -= part
+            places[mine, p] = stacked + np.arange(len(taken))
+            steps[mine, p] = step[taken]
             at.append(start + taken)
-        products[np.concatenate(at)] += np.vstack(stacked) @ block_w(block)
+            stacked += len(taken)
+        parts = np.empty((stacked, d.shape[1]))
+        grid_parts(d, live, places, steps, parts)
+        products[np.concatenate(at)] += parts @ block_w(block)
     return products
-
-
-def _rest(d: np.ndarray, rows: np.ndarray, grid: list[tuple[np.ndarray, np.ndarray]]):
-    """What is left of ``d`` (``rows`` of a block's) after the parts of ``grid``."""
-    rest = d
-    for index, step in grid:
-        at = np.searchsorted(index, rows)  # ``rows`` are among every earlier part's rows
-        rest = rest - _on_grid(rest, step[at, None])
-    return rest
