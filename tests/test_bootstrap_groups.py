@@ -142,3 +142,26 @@ def test_a_failing_share_of_a_streamed_group_stops_the_others(monkeypatch):
         bootstrap(rows, replicates=60)
     # 200 blocks in two shares of 100: the other share stopped within a block or two
     assert len(drawn) <= 6
+
+
+@pytest.mark.parametrize(("n_samples", "rows"), [(50, 300), (1000, 200), (7, 0), (1, 5)])
+def test_a_streamed_groups_blocks_follow_the_samples_first_rows(n_samples, rows):
+    # the samples in the order of their first row (those without one after, in order), each
+    # row's place, the rows grouped by place in their order, and where each place starts:
+    # what np.minimum.at and two stable argsorts give
+    from relcol.analysis._compiled import first_row_order
+
+    rng = np.random.default_rng(n_samples + rows)
+    sid = rng.integers(0, max(1, n_samples // 3), rows)  # repeated samples, and some unseen
+    first = np.full(n_samples, rows)
+    np.minimum.at(first, sid, np.arange(rows))
+    order = np.argsort(first, kind="stable")
+    place = np.empty(n_samples, dtype=np.int64)
+    place[order] = np.arange(n_samples)
+    by_place = np.argsort(place[sid], kind="stable")
+    seen = int(np.count_nonzero(first < rows))
+    got_order, row_place, got_by_place, bounds, got_seen = first_row_order(sid, n_samples)
+    assert got_seen == seen == len(np.unique(sid))
+    assert np.array_equal(got_order, order) and np.array_equal(row_place, place[sid])
+    assert np.array_equal(got_by_place, by_place)
+    assert np.array_equal(bounds, np.searchsorted(place[sid][by_place], np.arange(seen + 1)))

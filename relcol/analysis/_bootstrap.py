@@ -1179,23 +1179,18 @@ def _streamed(
     take the samples in the order of their first row (by cell and confidence), so a block
     touches few bins' columns; they are shared out over the cores, each with its own sums,
     which add up exactly."""
-    from relcol.analysis._compiled import add_rows  # numba: on first use only
+    from relcol.analysis._compiled import add_rows, first_row_order  # numba: on first use only
 
     statistics, pairs, mass_pairs = _statistics(part, n_cells, ctx)
     offsets = np.cumsum([0] + [len(owner) for _, owner, _ in statistics])
     width, columns, sid = int(offsets[-1]), ctx.replicates + 1, part["sid"]
-    first = np.full(n_samples, len(sid))
-    np.minimum.at(first, sid, np.arange(len(sid)))
-    order = np.argsort(first, kind="stable")  # the samples, in the order of the blocks
-    place = np.empty(n_samples, dtype=np.int64)
-    place[order] = np.arange(n_samples)
-    row_place = place[sid]
-    # the samples with a row in these cells (the others add nothing, and draw no weights)
-    n_samples = int(np.count_nonzero(first < len(sid)))
-    by_place = np.argsort(row_place, kind="stable")
+    # the samples in the order of the blocks (of their first row), each row's place in it and
+    # the rows by place; only the samples with a row in these cells (the others add nothing,
+    # and draw no weights) go into blocks
+    order, row_place, by_place, bounds, n_samples = first_row_order(sid, n_samples)
     span = max(1, STREAM_BLOCK // max(columns, width))
     starts = np.arange(0, n_samples, span)
-    edges = np.searchsorted(row_place[by_place], np.append(starts, n_samples))
+    edges = bounds[np.append(starts, n_samples)]
 
     def block_d(i: int) -> np.ndarray:
         rows = by_place[edges[i] : edges[i + 1]]

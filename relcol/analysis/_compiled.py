@@ -177,3 +177,40 @@ def add_rows(counts, keys, samples, weights):
         total, row = counts[keys[i]], weights[samples[i]]
         for b in range(len(row)):
             total[b] += row[b]
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True)
+def first_row_order(sample, n_samples):
+    """The samples (0 … ``n_samples`` − 1) in the order of their first row in ``sample`` (each
+    row's sample), those without a row after them in order; each row's sample's place in
+    that order; the rows grouped by place, in their order within a place; where each place's
+    rows start among them (``bounds``, one more than the places with a row); and the count
+    of samples with a row. What ``np.minimum.at`` and two stable argsorts gave, in O(rows)."""
+    place = np.full(n_samples, -1, dtype=np.int64)
+    order = np.empty(n_samples, dtype=np.int64)
+    seen = 0
+    for s in sample:
+        if place[s] < 0:
+            place[s] = seen
+            order[seen] = s
+            seen += 1
+    after = seen
+    for s in range(n_samples):
+        if place[s] < 0:
+            place[s] = after
+            order[after] = s
+            after += 1
+    row_place = np.empty(len(sample), dtype=np.int64)
+    bounds = np.zeros(seen + 1, dtype=np.int64)
+    for i in range(len(sample)):
+        row_place[i] = place[sample[i]]
+        bounds[row_place[i] + 1] += 1
+    for p in range(seen):
+        bounds[p + 1] += bounds[p]
+    by_place = np.empty(len(sample), dtype=np.int64)
+    filled = bounds[:-1].copy()
+    for i in range(len(sample)):
+        by_place[filled[row_place[i]]] = i
+        filled[row_place[i]] += 1
+    return order, row_place, by_place, bounds, seen
