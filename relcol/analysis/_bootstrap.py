@@ -249,7 +249,7 @@ def weight_columns(
     of every sample's weights is ever held (for 5·10⁵ samples and B = 1000 that was 6 GB); a
     block streamed into a product is drawn straight into its Float64 ``out``.
     Each weight is its hash's count of thresholds reached, in one compiled pass
-    (``relcol.analysis._compiled.poisson_block``: 5× faster than numpy's passes over the
+    (``relcol.analysis._compiled.poisson_block``: about 10× faster than numpy's passes over the
     hashes, on one core, and no array of them), a block of samples at a time side by side
     on the cores: each weight is its own hash, so the blocks are those of one draw."""
     from relcol.analysis._compiled import poisson_block  # numba: on first use only
