@@ -1,6 +1,6 @@
-"""Benchmark: the statistical layer against its arithmetic floor, for two cell structures.
+"""Benchmark: the statistical layer against its arithmetic floor, for three cell structures.
 
-    python tests/benchmarks/bench_bootstrap.py [--replicates 1000] [--shapes dense,disjoint]
+    python tests/benchmarks/bench_bootstrap.py [--replicates 1000] [--shapes dense,disjoint,large]
 
 Shapes (synthetic rows from ``make_warehouse.cell_rows``, in memory):
 
@@ -8,7 +8,10 @@ Shapes (synthetic rows from ``make_warehouse.cell_rows``, in memory):
   6 models × 7 corruptions × 6 severities per dataset (756 cells), 3 seeds × 3 repeats:
   every cell of a dataset on all of its samples (3.0 M rows);
 - ``disjoint``: 800 models, each one cell on its own 500 test samples, one seed and
-  repeat (400 000 rows), all in one dataset.
+  repeat (400 000 rows), all in one dataset;
+- ``large``: 2 models × 2 severities on one test set of 5·10⁵ samples, one seed and repeat
+  (2·10⁶ rows): a group too large to hold its weights, multiplied a block of samples at a
+  time with its weights drawn there (not run by default).
 
 Timed, each shape in a fresh process (so its peak RSS is its own):
 
@@ -19,8 +22,10 @@ Timed, each shape in a fresh process (so its peak RSS is its own):
   bootstrap multiplies together (``sample_groups``), numpy's ``W @ D`` with W
   ((1 + B) × the group's samples) and D (samples × the group's linear statistics: six per
   non-empty equal-width bin, three per equal-mass bin, six per cell), in column batches of
-  the bootstrap's size. It is the arithmetic the layer cannot avoid; the layer also draws
-  the weights, sorts the rows and computes the rank metrics' replicates.
+  the bootstrap's size (for a group of more than ``STREAM_ENTRIES`` weights, a block of
+  ``STREAM_BLOCK`` entries of samples at a time, as the bootstrap takes them). It is the
+  arithmetic the layer cannot avoid; the layer also draws the weights, sorts the rows and
+  computes the rank metrics' replicates.
 
 Prints per shape the two wall times and their ratio, the two CPU times (all threads) and
 their ratio (steadier than wall time on a machine shared with other work), and the layer's
@@ -45,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from make_warehouse import cell_rows
 
 from relcol.analysis import statistical_tables
-from relcol.analysis._bootstrap import BATCH_ENTRIES, sample_groups
+from relcol.analysis._bootstrap import BATCH_ENTRIES, STREAM_BLOCK, STREAM_ENTRIES, sample_groups
 from relcol.metrics import bin_index, metric_tables
 from relcol.store import CELL
 
@@ -73,7 +78,15 @@ def disjoint_rows(models: int = 800, samples: int = 500) -> pl.DataFrame:
     )
 
 
-SHAPES = {"dense": dense_rows, "disjoint": disjoint_rows}
+def large_rows(samples: int = 500_000) -> pl.DataFrame:
+    return pl.concat(
+        cell_rows("bench", "r", f"model_{m}", "mcar", d, samples, 10, 1, 1)
+        for m in range(2)
+        for d in (0.0, 0.5)
+    )
+
+
+SHAPES = {"dense": dense_rows, "disjoint": disjoint_rows, "large": large_rows}
 
 
 def gemm_shapes(rows: pl.DataFrame) -> list[tuple[int, int]]:
@@ -100,18 +113,23 @@ def floor_seconds(shapes: list[tuple[int, int]], replicates: int) -> tuple[float
     total = cpu = 0.0
     cache: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
     for samples, columns in shapes:
-        step = max(1, min(columns, BATCH_ENTRIES // samples))
-        key = (samples, step)
-        if key not in cache:
-            w = rng.poisson(1.0, (replicates + 1, samples)).astype(np.float64)
-            cache[key] = (w, rng.random((samples, step)))
-        w, d = cache[key]
-        for start in range(0, columns, step):
-            width = min(step, columns - start)
-            t, c = time.perf_counter(), time.process_time()
-            w @ d[:, :width]
-            total += time.perf_counter() - t
-            cpu += time.process_time() - c
+        blocks = [samples]  # W whole, D in column batches
+        if samples * (replicates + 1) > STREAM_ENTRIES:  # a block of samples at a time
+            span = max(1, STREAM_BLOCK // max(replicates + 1, columns))
+            blocks = [span] * (samples // span) + ([samples % span] if samples % span else [])
+        for size in blocks:
+            step = max(1, min(columns, BATCH_ENTRIES // size))
+            key = (size, step)
+            if key not in cache:
+                w = rng.poisson(1.0, (replicates + 1, size)).astype(np.float64)
+                cache[key] = (w, rng.random((size, step)))
+            w, d = cache[key]
+            for start in range(0, columns, step):
+                width = min(step, columns - start)
+                t, c = time.perf_counter(), time.process_time()
+                w @ d[:, :width]
+                total += time.perf_counter() - t
+                cpu += time.process_time() - c
     return total, cpu
 
 
