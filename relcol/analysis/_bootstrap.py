@@ -1187,10 +1187,10 @@ def _streamed(
     # the samples in the order of the blocks (of their first row), each row's place in it and
     # the rows by place; only the samples with a row in these cells (the others add nothing,
     # and draw no weights) go into blocks
-    order, row_place, by_place, bounds, n_samples = first_row_order(sid, n_samples)
+    order, row_place, by_place, place_starts, n_samples = first_row_order(sid, n_samples)
     span = max(1, STREAM_BLOCK // max(columns, width))
     starts = np.arange(0, n_samples, span)
-    edges = bounds[np.append(starts, n_samples)]
+    edges = place_starts[np.append(starts, n_samples)]  # each block's first row in by_place
 
     def block_d(i: int) -> np.ndarray:
         rows = by_place[edges[i] : edges[i + 1]]
