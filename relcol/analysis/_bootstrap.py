@@ -83,6 +83,7 @@ from relcol.metrics import (
     bin_sums,
     bin_terms,
     blocked_product,
+    cell_sorted,
     chunk_filter,
     chunk_spans,
     exact_product,
@@ -644,12 +645,11 @@ def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFram
             nll_top=_nll_top_terms(c, z),
             **extra,
         )
-        .sort(["cell", "c", "sample_id", "seed", "repeat"])
     )
     if ctx.proba:
         # a row without a vector has no score terms; the cell's brier/nll are then null
         rows = rows.with_columns(pl.col("brier", "nll").fill_null(0.0))
-    frame = rows.collect()
+    frame = cell_sorted(rows.collect(), "cell", "c", ("sample_id", "seed", "repeat"))
     cell = frame["cell"].to_numpy()
     c_values = frame["c"].to_numpy()
     n = len(cell)

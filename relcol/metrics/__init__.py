@@ -158,6 +158,7 @@ from relcol.metrics._selective import (
     selective,
     selective_curve,
 )
+from relcol.metrics._sorting import cell_sorted
 from relcol.metrics._statistics import BINNINGS, bin_sums, bin_terms, calibration_bins
 from relcol.metrics._tables import calibration, metric_tables
 
@@ -214,6 +215,7 @@ __all__ = [
     "by_chunks",
     "calibration",
     "calibration_bins",
+    "cell_sorted",
     "chunk_filter",
     "chunk_spans",
     "churn_from_counts",

@@ -12,6 +12,11 @@ many columns of weights, summing each level's counts as it goes.
 large test set: each row's sum of what its earlier parts leave (the grid), and the parts
 themselves, in one pass over the block each, with the bits of numpy's formulas.
 
+``rows_by_cell``, ``add_tie_key`` and ``sort_cells`` sort rows per cell by a score and packed
+tie-breaking columns (``cell_sorted`` in ``_sorting.py``): a counting sort by cell, then a
+radix sort of each cell's keys, a few passes over memory where a multi-column sort compares
+encoded rows.
+
 Imported on first use, so importing ``relcol.metrics`` does not import numba; compiled once
 per input dtype and cached beside this file.
 """
@@ -282,3 +287,105 @@ def grid_parts(d, rows, places, steps, out):
                 part = np.round(x / steps[r, p]) * steps[r, p]
                 out[places[r, p], j] = part
                 x = x - part
+
+
+#: The sign bit of a Float64's bits (and the top bit of an order key).
+_SIGN = np.uint64(1 << 63)
+_BYTE = np.uint64(255)
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True)
+def rows_by_cell(cell, n_cells):
+    """``(starts, rows)``: the row numbers of each cell id in ``0 .. n_cells − 1``, in input
+    order, cell after cell (a counting sort, two passes): cell g's rows are
+    ``rows[starts[g] : starts[g + 1]]``."""
+    starts = np.zeros(n_cells + 1, np.int64)
+    for i in range(len(cell)):
+        starts[cell[i] + 1] += 1
+    for g in range(n_cells):
+        starts[g + 1] += starts[g]
+    place = starts[:-1].copy()
+    rows = np.empty(len(cell), np.int64)
+    for i in range(len(cell)):
+        g = cell[i]
+        rows[place[g]] = i
+        place[g] += 1
+    return starts, rows
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True)
+def add_tie_key(values, low, high, shift, descending, key):
+    """``key |= (values − low) << shift`` (``high − values`` when ``descending``): one
+    tie-breaking column's bits in a packed key, taken modulo 2⁶⁴ so that any integer column
+    whose range fits the bits given it is placed exactly."""
+    lo, hi, s = np.uint64(low), np.uint64(high), np.uint64(shift)
+    for i in range(len(values)):
+        v = np.uint64(values[i])
+        key[i] |= ((hi - v) if descending else (v - lo)) << s
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True)
+def sort_cells(score_bits, ties, starts, first, last, descending, rows):
+    """Sorts each cell's rows in place (``rows[starts[g] : starts[g + 1]]`` for the cells
+    ``first .. last − 1``) by the score, then the packed tie key ``ties``, both ascending or
+    both ``descending``, rows equal in both kept in their order.
+
+    ``score_bits`` are the Float64 scores' bits (finite, or ±inf). A score's order key is its
+    bits with the sign bit set when positive and every bit flipped when negative, so that the
+    keys' order as integers is the floats'; −0.0 counts as 0.0. Each cell is then sorted by a
+    least-significant-digit radix sort of the two keys' bytes (tie key first), skipping any
+    byte every row of the cell shares: scores in [0, 1] share their top byte, and small ties
+    most of theirs."""
+    size = 0
+    for g in range(first, last):
+        size = max(size, starts[g + 1] - starts[g])
+    high, low, places = (
+        np.empty(size, np.uint64),
+        np.empty(size, np.uint64),
+        np.empty(size, np.int64),
+    )
+    high_to, low_to, places_to = np.empty_like(high), np.empty_like(low), np.empty_like(places)
+    counts = np.empty((16, 256), np.int64)
+    flip = ~np.uint64(0) if descending else np.uint64(0)
+    for g in range(first, last):
+        a, m = starts[g], starts[g + 1] - starts[g]
+        if m < 2:
+            continue
+        counts[:] = 0
+        for j in range(m):
+            r = rows[a + j]
+            bits = score_bits[r]
+            if bits == _SIGN:  # −0.0
+                bits = np.uint64(0)
+            bits = ~bits if bits & _SIGN else bits | _SIGN
+            high[j], low[j], places[j] = bits ^ flip, ties[r], r
+        for j in range(m):
+            for d in range(8):
+                counts[d, (low[j] >> np.uint64(8 * d)) & _BYTE] += 1
+                counts[8 + d, (high[j] >> np.uint64(8 * d)) & _BYTE] += 1
+        h, lw, p, h_to, lw_to, p_to = high, low, places, high_to, low_to, places_to
+        for digit in range(16):
+            shared = False
+            for v in range(256):
+                if counts[digit, v] != 0:
+                    shared = counts[digit, v] == m
+                    break
+            if shared:
+                continue
+            place = np.empty(256, np.int64)
+            total = 0
+            for v in range(256):
+                place[v] = total
+                total += counts[digit, v]
+            shift = np.uint64(8 * (digit % 8))
+            words = lw if digit < 8 else h
+            for j in range(m):
+                v = (words[j] >> shift) & _BYTE
+                k = place[v]
+                place[v] = k + 1
+                h_to[k], lw_to[k], p_to[k] = h[j], lw[j], p[j]
+            h, lw, p, h_to, lw_to, p_to = h_to, lw_to, p_to, h, lw, p
+        rows[a : a + m] = p[:m]

@@ -20,6 +20,7 @@ from relcol.metrics._bins import ORDER, _bin_index, grid_value
 from relcol.metrics._exact import exact_sum
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._scores import _nll_top_terms
+from relcol.metrics._sorting import cell_sorted
 from relcol.store import CELL
 
 BINNINGS = ("width", "mass")
@@ -157,12 +158,13 @@ def sorted_rows(rows: pl.LazyFrame, n_order: int) -> pl.LazyFrame:
     """The rows sorted once per cell: by cell, then confidence and the tie-breaking columns
     all descending (the most confident first, as rows enter a selective classifier), with
     ``n_cell`` and ``r``, the row's 0-based rank in the ascending order (confidence, then the
-    tie-breaking columns), which is this order reversed."""
-    by = [CELL_ID, "c", *(f"o{i}" for i in range(n_order))]
+    tie-breaking columns), which is this order reversed. Sorted by ``cell_sorted`` (a
+    compiled radix sort per cell, Polars' order), on all the rows at once."""
+    ties = [f"o{i}" for i in range(n_order)]
     n_cell = pl.len().cast(pl.Int64).over(CELL_ID)
     return (
-        rows.select(*by, "z")
-        .sort(by, descending=[False] + [True] * (len(by) - 1))
+        rows.select(CELL_ID, "c", *ties, "z")
+        .map_batches(lambda frame: cell_sorted(frame, CELL_ID, "c", ties, descending=True))
         .with_columns(
             r=n_cell - 1 - pl.int_range(pl.len(), dtype=pl.Int64).over(CELL_ID), n_cell=n_cell
         )
