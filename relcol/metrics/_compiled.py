@@ -15,7 +15,8 @@ themselves, in one pass over the block each, with the bits of numpy's formulas.
 ``rows_by_cell``, ``add_tie_key`` and ``sort_cells`` sort rows per cell by a score and packed
 tie-breaking columns (``cell_sorted`` in ``_sorting.py``): a counting sort by cell, then a
 radix sort of each cell's keys, a few passes over memory where a multi-column sort compares
-encoded rows.
+encoded rows. ``class_bin_sums`` puts every entry of the probability vectors in its cell ×
+class × bin and sums its error with ``exact_sum``'s bits, where Polars exploded the vectors.
 
 Imported on first use, so importing ``relcol.metrics`` does not import numba; compiled once
 per input dtype and cached beside this file.
@@ -389,3 +390,43 @@ def sort_cells(score_bits, ties, starts, first, last, descending, rows):
                 h_to[k], lw_to[k], p_to[k] = h[j], lw[j], p[j]
             h, lw, p, h_to, lw_to, p_to = h_to, lw_to, p_to, h, lw, p
         rows[a : a + m] = p[:m]
+
+
+_TWO_64 = 2.0**64
+_TWO_32 = 2.0**32
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_fixed(value, sums, row, at):
+    """Adds ``value``, an integer-valued Float64, to the exact integer held as
+    ``sums[row, at]``·2³² + ``sums[row + 1, at]``: its multiple of 2³² and the rest in
+    [0, 2³²), each added as a 64-bit integer."""
+    whole = np.floor(value / _TWO_32)
+    sums[row, at] += np.int64(whole)
+    sums[row + 1, at] += np.int64(value - whole * _TWO_32)
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def class_bin_sums(offsets, values, label, cell, bins, classes, first, last, sums):
+    """The classwise ECE's sums over rows ``first .. last − 1``: each entry pₖ of a row's
+    vector (``values[offsets[i] : offsets[i + 1]]``, Float32) falls in the group (cell, k,
+    bin), at (cell·classes + k)·bins + bin, with bin = ⌈pₖ·M⌉ − 1 and ⌈pₖ·M⌉ clipped to
+    [1, M] as ``_bin_index_of_float32`` takes it. It adds 1 to the group's count
+    (``sums[4]``) and e = 1[label = k] − pₖ to its sum, which is ``exact_sum``'s to the bit:
+    h = round(e·2⁶⁴) and l = round((e·2⁶⁴ − h)·2⁶⁴) are summed as exact integers, two 64-bit
+    words each (``sums[0:2]`` for h, ``sums[2:4]`` for l), in any order. Exact while a
+    group has fewer than 2³¹ entries of |e| ≤ 1."""
+    for i in range(first, last):
+        y = label[i]
+        base = cell[i] * classes
+        for j in range(offsets[i], offsets[i + 1]):
+            k = j - offsets[i]
+            p = np.float64(values[j])
+            upper = min(max(np.ceil(p * bins), 1.0), np.float64(bins))
+            at = (base + k) * bins + np.int64(upper) - 1
+            scaled = ((1.0 if y == k else 0.0) - p) * _TWO_64
+            high = np.round(scaled)
+            _add_fixed(high, sums, 0, at)
+            _add_fixed(np.round((scaled - high) * _TWO_64), sums, 2, at)
+            sums[4, at] += 1

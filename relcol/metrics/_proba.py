@@ -11,8 +11,8 @@
 
 ``brier`` and ``nll`` are sums of per-row terms, Σₖ pₖ² − 2p_y + 1 and −log max(p_y, 1e−15)
 (list operations, no explosion); the classwise ECE needs every entry (row i, class k) in
-its bin, so the fast path explodes the vectors once and sums per cell × class × bin
-(``class_statistics``). A cell with a row whose vector is null or empty gets null for all
+its bin, so the fast path sums per cell × class × bin (``class_statistics``), in one
+compiled pass over the long table's Float32 entries, or by exploding other vectors. A cell with a row whose vector is null or empty gets null for all
 three metrics, not an error; p is Float32 in the long table and is widened to Float64
 before any arithmetic. A label outside the vector (y < 0 or y ≥ K, which ingest refuses)
 counts as a true class of probability 0. The SQL twin is ``sql/macros/calibration.sql``
@@ -21,12 +21,16 @@ counts as a true class of probability 0. The SQL twin is ``sql/macros/calibratio
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
 import polars as pl
 
+from relcol._cluster import available_cores
 from relcol.checks import check_bins
 from relcol.metrics._bins import _bin_index, _bin_index_of_float32
 from relcol.metrics._calibration import ece_from_bins
-from relcol.metrics._exact import exact_mean, exact_sum
+from relcol.metrics._exact import exact_mean, exact_sum, fixed_total
 from relcol.metrics._frames import CELL_ID
 from relcol.metrics._runs import once
 from relcol.metrics._scores import EPS
@@ -185,20 +189,92 @@ def class_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
     """Per cell × class k × equal-width bin of pₖ: ``n`` and ``sum_error``, Σ(1[y = k] − pₖ).
 
     One sum per bin is all a class's ECE needs (Σₘ |Σ(1[y = k] − pₖ)| / n), and with ten
-    classes there are ten entries per row, so this is the costliest step of the suite."""
-    p = pl.col("p").cast(pl.Float64)
-    # the long table stores Float32 vectors, whose bins have a cheaper exact formula
+    classes there are ten entries per row, so this is the costliest step of the suite. The
+    long table's Float32 vectors go through a compiled loop over their entries
+    (``_class_sums``), the same numbers to the bit; other vectors are exploded and summed in
+    Polars (``_class_entries``)."""
     entry = rows.collect_schema()["p"]
     float32 = isinstance(entry, pl.List) and entry.inner == pl.Float32 and bins < 2**24
+    with_vector = rows.filter(pl.col("p").list.len() > 0).select(CELL_ID, "y", "p")
+    entries = _class_entries(with_vector, bins, float32=float32)
+    if not float32:
+        return entries
+    return with_vector.map_batches(
+        lambda frame: _class_sums(frame, bins), schema=entries.collect_schema()
+    )
+
+
+def _class_entries(rows: pl.LazyFrame, bins: int, *, float32: bool) -> pl.LazyFrame:
+    """``class_statistics`` in Polars: every (row, class) entry exploded, binned and summed."""
+    p = pl.col("p").cast(pl.Float64)
     bin_ = _bin_index_of_float32(pl.col("p"), bins) if float32 else _bin_index(p, bins)
     entries = (
-        rows.filter(pl.col("p").list.len() > 0)
-        .select(CELL_ID, "y", k=pl.int_ranges(pl.col("p").list.len()), p="p")
+        rows.select(CELL_ID, "y", k=pl.int_ranges(pl.col("p").list.len()), p="p")
         .explode("k", "p")
         .select(CELL_ID, "k", bin_, error=(pl.col("y") == pl.col("k")).cast(pl.Float64) - p)
     )
     return entries.group_by(CELL_ID, "k", "bin").agg(
         n=pl.len().cast(pl.Int64), sum_error=exact_sum(pl.col("error"))
+    )
+
+
+#: Groups (cells × classes × bins) ``_class_sums`` holds, at most: 40 bytes each per thread.
+_CLASS_GROUPS = 1 << 21
+#: Vector entries ``_class_sums`` reads at a time, at most (16 MB of Float32).
+_BLOCK_ENTRIES = 1 << 22
+
+
+def _class_sums(frame: pl.DataFrame, bins: int) -> pl.DataFrame:
+    """``class_statistics`` of rows with non-empty Float32 vectors, by one compiled pass over
+    their entries (``class_bin_sums``), a block of rows at a time, the blocks shared among the
+    cores: 0.46 s where Polars' explosion and group-by take 1.7 s for 10⁸ entries. Rows it
+    cannot sum exactly (a null label or entry, an entry outside [0, 1], too many groups) go
+    to ``_class_entries``."""
+    sizes = frame["p"].list.len().to_numpy()
+    cells = frame[CELL_ID].to_numpy()
+    classes = int(sizes.max(initial=0))
+    groups = (int(cells.max(initial=0)) + 1) * classes * bins
+    # a group's sums are exact below 2³¹ entries, so below 2³¹ rows
+    if not 0 < frame.height < 2**31 or frame["y"].null_count() or groups > _CLASS_GROUPS:
+        return _class_entries(frame.lazy(), bins, float32=True).collect()
+    from relcol.metrics._compiled import class_bin_sums
+
+    labels = frame["y"].to_numpy()
+    span = max(1, _BLOCK_ENTRIES // classes)
+    blocks = [(a, min(a + span, frame.height)) for a in range(0, frame.height, span)]
+    threads = max(1, min(available_cores(), len(blocks)))
+    sums = np.zeros((threads, 5, groups), dtype=np.int64)
+
+    def add(thread: int) -> bool:
+        """Adds the thread's blocks to its sums; False at a block it cannot sum exactly."""
+        for a, b in blocks[thread::threads]:
+            vectors = frame["p"].slice(a, b - a).to_arrow()
+            entries = vectors.flatten()
+            values = entries.to_numpy(zero_copy_only=False)
+            if entries.null_count or not (values.min() >= 0 and values.max() <= 1):  # or NaN
+                return False
+            offsets = vectors.offsets.to_numpy()
+            offsets = offsets - offsets[0]
+            class_bin_sums(
+                offsets, values, labels[a:b], cells[a:b], bins, classes, 0, b - a, sums[thread]
+            )
+        return True
+
+    with ThreadPoolExecutor(threads) as pool:
+        if not all(pool.map(add, range(threads))):
+            return _class_entries(frame.lazy(), bins, float32=True).collect()
+    total = sums.sum(axis=0)
+    used = np.flatnonzero(total[4])
+    words = pl.DataFrame([pl.Series(name, total[row, used]) for row, name in enumerate("abcd")])
+    parts = [
+        pl.col(a).cast(pl.Int128) * pl.lit(2**32, pl.Int128) + pl.col(b) for a, b in ("ab", "cd")
+    ]
+    return words.select(
+        pl.Series(CELL_ID, used // (classes * bins), dtype=frame.schema[CELL_ID]),
+        k=pl.Series(used // bins % classes, dtype=pl.Int64),
+        bin=pl.Series(used % bins, dtype=pl.Int64),
+        n=pl.Series(total[4, used], dtype=pl.Int64),
+        sum_error=fixed_total(*parts),
     )
 
 
