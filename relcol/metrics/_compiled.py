@@ -16,7 +16,8 @@ themselves, in one pass over the block each, with the bits of numpy's formulas.
 tie-breaking columns (``cell_sorted`` in ``_sorting.py``): a counting sort by cell, then a
 radix sort of each cell's keys, a few passes over memory where a multi-column sort compares
 encoded rows. ``class_bin_sums`` puts every entry of the probability vectors in its cell ×
-class × bin and sums its error with ``exact_sum``'s bits, where Polars exploded the vectors.
+class × bin and sums its error with ``exact_sum``'s bits, where Polars exploded the vectors;
+``moment_sums`` takes the effect sizes' sums per cell × outcome the same way.
 
 Imported on first use, so importing ``relcol.metrics`` does not import numba; compiled once
 per input dtype and cached beside this file.
@@ -406,6 +407,17 @@ def _add_fixed(value, sums, row, at):
     sums[row + 1, at] += np.int64(value - whole * _TWO_32)
 
 
+@numba.njit(cache=True, nogil=True)
+def _add_parts(x, sums, row, at):
+    """Adds ``exact_sum``'s two fixed-point parts of ``x``, h = round(x·2⁶⁴) and
+    l = round((x·2⁶⁴ − h)·2⁶⁴), to the exact integers of ``sums`` rows ``row`` .. ``row + 3``
+    (``_add_fixed``)."""
+    scaled = x * _TWO_64
+    high = np.round(scaled)
+    _add_fixed(high, sums, row, at)
+    _add_fixed(np.round((scaled - high) * _TWO_64), sums, row + 2, at)
+
+
 @held_while_compiling
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def class_bin_sums(offsets, values, label, cell, bins, classes, first, last, sums):
@@ -425,8 +437,30 @@ def class_bin_sums(offsets, values, label, cell, bins, classes, first, last, sum
             p = np.float64(values[j])
             upper = min(max(np.ceil(p * bins), 1.0), np.float64(bins))
             at = (base + k) * bins + np.int64(upper) - 1
-            scaled = ((1.0 if y == k else 0.0) - p) * _TWO_64
-            high = np.round(scaled)
-            _add_fixed(high, sums, 0, at)
-            _add_fixed(np.round((scaled - high) * _TWO_64), sums, 2, at)
+            _add_parts((1.0 if y == k else 0.0) - p, sums, 0, at)
             sums[4, at] += 1
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def moment_sums(cell, z, c, low, high, count, sums):
+    """The effect sizes' sums per group g = 2·cell + z (z 0 or 1): ``count``, ``low`` and
+    ``high`` (the scores' minimum and maximum; ``low`` starts at +inf, ``high`` at −inf), and
+    the fixed-point parts of c, d, d², a, a² (``sums`` rows 4t .. 4t + 3 for the t-th) with
+    d = c − the group's minimum and a = c − the cell's, as exact integers (``_add_parts``): the
+    sums of ``exact_sum``'s parts, to the bit, in two passes over the rows."""
+    for i in range(len(c)):
+        g = 2 * np.int64(cell[i]) + np.int64(z[i])
+        count[g] += 1
+        low[g] = min(low[g], c[i])
+        high[g] = max(high[g], c[i])
+    for i in range(len(c)):
+        g = 2 * np.int64(cell[i]) + np.int64(z[i])
+        x = c[i]
+        d = x - low[g]
+        a = x - min(low[g - g % 2], low[g - g % 2 + 1])
+        _add_parts(x, sums, 0, g)
+        _add_parts(d, sums, 4, g)
+        _add_parts(d * d, sums, 8, g)
+        _add_parts(a, sums, 12, g)
+        _add_parts(a * a, sums, 16, g)

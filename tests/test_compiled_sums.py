@@ -1,6 +1,7 @@
-"""The classwise ECE's sums per cell × class × bin: the compiled pass over Float32 vectors
-(``_class_sums``) gives Polars' explosion and group-by (``_class_entries``) to the bit, and
-hands the rows it cannot sum exactly to it."""
+"""Exact sums taken by compiled passes give Polars' ``exact_sum`` to the bit, and hand the
+rows they cannot sum exactly to Polars: the classwise ECE's sums per cell × class × bin
+(``_class_sums`` against the explosion and group-by of ``_class_entries``) and the effect
+sizes' sums per cell × outcome (``_compiled_outcome_sums`` against ``_outcome_sums``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 
+from relcol.metrics._discrimination import _compiled_outcome_sums, _moments, _outcome_sums
 from relcol.metrics._frames import CELL_ID
 from relcol.metrics._proba import _class_entries, _class_sums, class_statistics
 
@@ -156,3 +158,103 @@ def test_more_groups_than_the_compiled_pass_holds_go_to_polars(monkeypatch):
     )
     got = _class_sums(frame, 15).sort(KEY)
     assert calls and got.equals(polars_sums(frame, 15))
+
+
+OUTCOME_KEY = [CELL_ID, "z"]
+
+
+def scored(rng: np.random.Generator, n: int, cells: int, scores: np.ndarray) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            CELL_ID: rng.integers(0, cells, n).astype(np.uint32),
+            "z": (rng.random(n) < 0.6).astype(np.float64),
+            "c": scores,
+        },
+        schema={CELL_ID: pl.UInt32, "z": pl.Float64, "c": pl.Float64},
+    )
+
+
+def polars_outcomes(frame: pl.DataFrame) -> pl.DataFrame:
+    return _outcome_sums(frame.lazy()).collect().sort(OUTCOME_KEY)
+
+
+def compiled_outcomes(frame: pl.DataFrame, monkeypatch) -> pl.DataFrame:
+    import relcol.metrics._discrimination as discrimination
+
+    schema = _outcome_sums(frame.lazy()).collect_schema()
+    with monkeypatch.context() as m:
+        m.setattr(discrimination, "_outcome_sums", lambda *a: pytest.fail("fell back"))
+        return _compiled_outcome_sums(frame, schema).sort(OUTCOME_KEY)
+
+
+@pytest.mark.parametrize("kind", ["confidence", "ties", "negative", "tiny"])
+def test_the_compiled_outcome_sums_have_polars_bits(kind, monkeypatch):
+    """Confidences; few distinct values; negative scores (−entropy of up to 1000 classes);
+    values whose low fixed-point part counts."""
+    rng = np.random.default_rng(len(kind))
+    n = 5000
+    scores = {
+        "confidence": rng.random(n),
+        "ties": rng.choice([0.1, 0.5, 0.7, 1.0], n),
+        "negative": -rng.random(n) * np.log(1000),
+        "tiny": rng.random(n) * 1e-25,
+    }[kind]
+    frame = scored(rng, n, 7, scores)
+    got = compiled_outcomes(frame, monkeypatch)
+    assert got.schema == polars_outcomes(frame).schema
+    assert got.equals(polars_outcomes(frame))
+
+
+def test_cells_of_one_outcome_and_of_one_value(monkeypatch):
+    frame = pl.DataFrame(
+        {
+            CELL_ID: [0, 0, 0, 1, 1, 2],
+            "z": [1.0, 1.0, 1.0, 0.0, 1.0, 0.0],
+            "c": [0.3, 0.3, 0.3, 0.2, 0.9, 0.4],
+        },
+        schema={CELL_ID: pl.UInt32, "z": pl.Float64, "c": pl.Float64},
+    )
+    assert compiled_outcomes(frame, monkeypatch).equals(polars_outcomes(frame))
+
+
+def test_the_effect_sizes_from_the_compiled_sums_match_numpy():
+    """cohens_d and point_biserial of one cell against numpy's means and variances."""
+    rng = np.random.default_rng(4)
+    c = rng.random(2000)
+    z = (rng.random(2000) < c).astype(np.float64)
+    frame = pl.DataFrame({CELL_ID: np.zeros(2000, np.uint32), "z": z, "c": c})
+    got = _moments(frame.lazy()).collect().row(0, named=True)
+    right, wrong = c[z == 1], c[z == 0]
+    pooled = np.sqrt((right.var(ddof=1) + wrong.var(ddof=1)) / 2)
+    assert got["cohens_d"] == pytest.approx((right.mean() - wrong.mean()) / pooled, rel=1e-12)
+    assert got["point_biserial"] == pytest.approx(np.corrcoef(c, z)[0, 1], rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"z": [1.0, None, 0.0, 1.0]},  # a null outcome
+        {"z": [1.0, 2.0, 0.0, 1.0]},  # an outcome other than 0 or 1
+        {"c": [0.1, 1e9, 0.3, 0.2]},  # terms whose sums could pass 2⁶³
+        {CELL_ID: [0, 10**6, 0, 10**6]},  # sparse cell ids
+    ],
+)
+def test_rows_the_compiled_outcome_sums_cannot_take_go_to_polars(change):
+    base = {CELL_ID: [0, 1, 0, 1], "z": [1.0, 0.0, 0.0, 1.0], "c": [0.1, 0.2, 0.3, 0.2]} | change
+    frame = pl.DataFrame(base, schema={CELL_ID: pl.UInt32, "z": pl.Float64, "c": pl.Float64})
+    schema = _outcome_sums(frame.lazy()).collect_schema()
+    got = _compiled_outcome_sums(frame, schema).sort(OUTCOME_KEY, nulls_last=True)
+    want = polars_outcomes(frame.lazy().collect()).sort(OUTCOME_KEY, nulls_last=True)
+    assert got.equals(want, null_equal=True)
+
+
+def test_a_nan_score_goes_to_polars_and_its_error():
+    frame = pl.DataFrame(
+        {CELL_ID: [0, 1, 0, 1], "z": [1.0, 0.0, 0.0, 1.0], "c": [0.1, float("nan"), 0.3, 0.2]},
+        schema={CELL_ID: pl.UInt32, "z": pl.Float64, "c": pl.Float64},
+    )
+    schema = _outcome_sums(frame.lazy()).collect_schema()
+    with pytest.raises(pl.exceptions.InvalidOperationError, match="NaN"):
+        _outcome_sums(frame.lazy()).collect()
+    with pytest.raises(pl.exceptions.InvalidOperationError, match="NaN"):
+        _compiled_outcome_sums(frame, schema)
