@@ -408,7 +408,7 @@ def _add_fixed(value, sums, row, at):
 
 
 @numba.njit(cache=True, nogil=True)
-def _add_parts(x, sums, row, at):
+def _add_fixed_parts(x, sums, row, at):
     """Adds ``exact_sum``'s two fixed-point parts of ``x``, h = round(x·2⁶⁴) and
     l = round((x·2⁶⁴ − h)·2⁶⁴), to the exact integers of ``sums`` rows ``row`` .. ``row + 3``
     (``_add_fixed``)."""
@@ -437,7 +437,7 @@ def class_bin_sums(offsets, values, label, cell, bins, classes, first, last, sum
             p = np.float64(values[j])
             upper = min(max(np.ceil(p * bins), 1.0), np.float64(bins))
             at = (base + k) * bins + np.int64(upper) - 1
-            _add_parts((1.0 if y == k else 0.0) - p, sums, 0, at)
+            _add_fixed_parts((1.0 if y == k else 0.0) - p, sums, 0, at)
             sums[4, at] += 1
 
 
@@ -447,8 +447,9 @@ def moment_sums(cell, z, c, low, high, count, sums):
     """The effect sizes' sums per group g = 2·cell + z (z 0 or 1): ``count``, ``low`` and
     ``high`` (the scores' minimum and maximum; ``low`` starts at +inf, ``high`` at −inf), and
     the fixed-point parts of c, d, d², a, a² (``sums`` rows 4t .. 4t + 3 for the t-th) with
-    d = c − the group's minimum and a = c − the cell's, as exact integers (``_add_parts``): the
-    sums of ``exact_sum``'s parts, to the bit, in two passes over the rows."""
+    d = c − the group's minimum and a = c − the cell's, as exact integers
+    (``_add_fixed_parts``): the sums of ``exact_sum``'s parts, to the bit, in two passes over
+    the rows."""
     for i in range(len(c)):
         g = 2 * np.int64(cell[i]) + np.int64(z[i])
         count[g] += 1
@@ -459,8 +460,8 @@ def moment_sums(cell, z, c, low, high, count, sums):
         x = c[i]
         d = x - low[g]
         a = x - min(low[g - g % 2], low[g - g % 2 + 1])
-        _add_parts(x, sums, 0, g)
-        _add_parts(d, sums, 4, g)
-        _add_parts(d * d, sums, 8, g)
-        _add_parts(a, sums, 12, g)
-        _add_parts(a * a, sums, 16, g)
+        _add_fixed_parts(x, sums, 0, g)
+        _add_fixed_parts(d, sums, 4, g)
+        _add_fixed_parts(d * d, sums, 8, g)
+        _add_fixed_parts(a, sums, 12, g)
+        _add_fixed_parts(a * a, sums, 16, g)

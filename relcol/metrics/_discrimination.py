@@ -39,6 +39,7 @@ from relcol.metrics._exact import (
     fixed_parts,
     fixed_total,
     variance_from_sums,
+    word_pair,
 )
 from relcol.metrics._frames import CELL_ID, with_keys
 from relcol.metrics._levels import levels, scored_cells, scored_rows
@@ -228,7 +229,7 @@ def _outcome_sums(scored: pl.LazyFrame) -> pl.LazyFrame:
     ``_TERMS`` (``{term}_h``, ``{term}_l``, Int128), ``count``, ``low`` and ``high``."""
     c = pl.col("c")
     d, a = pl.col("d"), pl.col("a")  # shifted by the minimum of the outcome, of the cell
-    terms = {"c": c, "d": d, "dd": d * d, "a": a, "aa": a * a}
+    terms = dict(zip(_TERMS, (c, d, d * d, a, a * a), strict=True))
     parts = {
         f"{name}_{part}": value
         for name, term in terms.items()
@@ -269,8 +270,7 @@ def _compiled_outcome_sums(frame: pl.DataFrame, schema: pl.Schema) -> pl.DataFra
     used = np.flatnonzero(count)
     words = pl.DataFrame({str(row): sums[row, used] for row in range(len(sums))})
     parts = {
-        f"{term}_{part}": pl.col(str(row)).cast(pl.Int128) * pl.lit(2**32, pl.Int128)
-        + pl.col(str(row + 1))
+        f"{term}_{part}": word_pair(str(row), str(row + 1))
         for t, term in enumerate(_TERMS)
         for part, row in (("h", 4 * t), ("l", 4 * t + 2))
     }

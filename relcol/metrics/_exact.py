@@ -63,6 +63,13 @@ def fixed_total(high: pl.Expr, low: pl.Expr) -> pl.Expr:
     return high.cast(pl.Float64) / SCALE + low.cast(pl.Float64) / (SCALE * SCALE)
 
 
+def word_pair(whole: str, rest: str) -> pl.Expr:
+    """The Int128 integer ``whole``·2³² + ``rest`` of two Int64 columns: a sum of integers a
+    compiled loop holds exactly as two 64-bit words (its multiples of 2³² and the rest), as
+    ``fixed_total`` takes the sums of ``fixed_parts``."""
+    return pl.col(whole).cast(pl.Int128) * pl.lit(2**32, pl.Int128) + pl.col(rest)
+
+
 def exact_mean(x: pl.Expr) -> pl.Expr:
     """The mean of the non-null x of the group (null for none), the same in any order."""
     count = x.count()
