@@ -150,6 +150,7 @@ def test_a_streamed_groups_blocks_follow_the_samples_first_rows(n_samples, rows)
     # row's place, the rows grouped by place in their order, and where each place starts:
     # what np.minimum.at and two stable argsorts give
     from relcol.analysis._compiled import first_row_order
+    from relcol.metrics import rows_by_key
 
     rng = np.random.default_rng(n_samples + rows)
     sid = rng.integers(0, max(1, n_samples // 3), rows)  # repeated samples, and some unseen
@@ -160,7 +161,8 @@ def test_a_streamed_groups_blocks_follow_the_samples_first_rows(n_samples, rows)
     place[order] = np.arange(n_samples)
     by_place = np.argsort(place[sid], kind="stable")
     seen = int(np.count_nonzero(first < rows))
-    got_order, row_place, got_by_place, bounds, got_seen = first_row_order(sid, n_samples)
+    got_order, row_place, got_seen = first_row_order(sid, n_samples)
+    bounds, got_by_place = rows_by_key(row_place, got_seen)
     assert got_seen == seen == len(np.unique(sid))
     assert np.array_equal(got_order, order) and np.array_equal(row_place, place[sid])
     assert np.array_equal(got_by_place, by_place)

@@ -94,6 +94,7 @@ from relcol.metrics import (
     product_grid,
     rank_metrics,
     replicated,
+    rows_by_key,
     stream_key,
     uniform,
     weighted_rank_metrics,
@@ -1187,7 +1188,8 @@ def _streamed(
     # the samples in the order of the blocks (of their first row), each row's place in it and
     # the rows by place; only the samples with a row in these cells (the others add nothing,
     # and draw no weights) go into blocks
-    order, row_place, by_place, place_starts, n_samples = first_row_order(sid, n_samples)
+    order, row_place, n_samples = first_row_order(sid, n_samples)
+    place_starts, by_place = rows_by_key(row_place, n_samples)
     span = max(1, STREAM_BLOCK // max(columns, width))
     starts = np.arange(0, n_samples, span)
     edges = place_starts[np.append(starts, n_samples)]  # each block's first row in by_place

@@ -21,8 +21,8 @@ block of samples: 1.6–2.0 ms for 4 190 rows × 1001 weights, where scipy's spa
 counted against the thresholds of the Poisson(1) CDF, in one pass over the block: in numpy
 that was ten passes over an array of hashes and twelve over its comparisons.
 
-``first_row_order`` orders a large test set's samples by their first row and groups the rows
-by sample in one pass each, where numpy took ``np.minimum.at`` and two sorts.
+``first_row_order`` orders a large test set's samples by their first row in one pass, where
+numpy took ``np.minimum.at`` and a sort.
 
 Imported on first use, so importing ``relcol.analysis`` does not import numba; compiled
 once and cached beside this file.
@@ -187,9 +187,8 @@ def add_rows(counts, keys, samples, weights):
 def first_row_order(sample, n_samples):
     """The samples (0 … ``n_samples`` − 1) in the order of their first row in ``sample`` (each
     row's sample), those without a row after them in order; each row's sample's place in
-    that order; the rows grouped by place, in their order within a place; where each place's
-    rows start among them (``bounds``, one more than the places with a row); and the count
-    of samples with a row. What ``np.minimum.at`` and two stable argsorts gave, in O(rows)."""
+    that order; and the count of samples with a row. What ``np.minimum.at`` and a stable
+    argsort gave, in O(rows); ``relcol.metrics.rows_by_key`` then groups the rows by place."""
     place = np.full(n_samples, -1, dtype=np.int64)
     order = np.empty(n_samples, dtype=np.int64)
     seen = 0
@@ -205,15 +204,6 @@ def first_row_order(sample, n_samples):
             order[after] = s
             after += 1
     row_place = np.empty(len(sample), dtype=np.int64)
-    bounds = np.zeros(seen + 1, dtype=np.int64)
     for i in range(len(sample)):
         row_place[i] = place[sample[i]]
-        bounds[row_place[i] + 1] += 1
-    for p in range(seen):
-        bounds[p + 1] += bounds[p]
-    by_place = np.empty(len(sample), dtype=np.int64)
-    filled = bounds[:-1].copy()
-    for i in range(len(sample)):
-        by_place[filled[row_place[i]]] = i
-        filled[row_place[i]] += 1
-    return order, row_place, by_place, bounds, seen
+    return order, row_place, seen

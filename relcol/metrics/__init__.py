@@ -158,7 +158,7 @@ from relcol.metrics._selective import (
     selective,
     selective_curve,
 )
-from relcol.metrics._sorting import cell_sorted
+from relcol.metrics._sorting import cell_sorted, rows_by_key
 from relcol.metrics._statistics import BINNINGS, bin_sums, bin_terms, calibration_bins
 from relcol.metrics._tables import calibration, metric_tables
 
@@ -295,6 +295,7 @@ __all__ = [
     "rmsce",
     "rmsce_from_bins",
     "row_mean",
+    "rows_by_key",
     "run_rows",
     "selective",
     "selective_curve",

@@ -61,6 +61,23 @@ def cell_sorted(
     return frame[order]
 
 
+def rows_by_key(keys: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(starts, rows)``: the row numbers of each key in ``0 .. n_keys − 1``, key after key and
+    in input order within a key (a compiled counting sort, O(rows)): key k's rows are
+    ``rows[starts[k] : starts[k + 1]]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> starts, rows = rows_by_key(np.array([2, 0, 2, 0, 0]), 3)
+    >>> starts.tolist(), rows.tolist()
+    ([0, 3, 3, 5], [1, 3, 4, 0, 2])
+    """
+    from relcol.metrics._compiled import rows_by_cell
+
+    return rows_by_cell(keys, n_keys)
+
+
 def _compiled_order(
     frame: pl.DataFrame, cell: str, score: str, ties: list[str], descending: bool
 ) -> np.ndarray | None:
@@ -82,14 +99,14 @@ def _compiled_order(
     packed = _packed_ties(keys, ties, descending)
     if packed is None:
         return None
-    from relcol.metrics._compiled import rows_by_cell, sort_cells
+    from relcol.metrics._compiled import sort_cells
 
     cells = keys[cell].to_numpy()
     low, high = int(cells.min()), int(cells.max())
     if low < 0 or high >= 2 * len(cells) + 1024:  # sparse or negative ids: number them
         _, cells = np.unique(cells, return_inverse=True)
         low, high = 0, int(cells.max())
-    starts, rows = rows_by_cell(cells, high + 1)
+    starts, rows = rows_by_key(cells, high + 1)
     bits = np.ascontiguousarray(values).view(np.uint64)
     shares = _shares(starts, available_cores() if len(cells) >= _THREADED_ROWS else 1)
     if len(shares) == 1:
