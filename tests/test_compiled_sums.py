@@ -1,7 +1,9 @@
 """Exact sums taken by compiled passes give Polars' ``exact_sum`` to the bit, and hand the
 rows they cannot sum exactly to Polars: the classwise ECE's sums per cell × class × bin
-(``_class_sums`` against the explosion and group-by of ``_class_entries``) and the effect
-sizes' sums per cell × outcome (``_compiled_outcome_sums`` against ``_outcome_sums``)."""
+(``_class_sums`` against the explosion and group-by of ``_class_entries``), the effect
+sizes' sums per cell × outcome (``_compiled_outcome_sums`` against ``_outcome_sums``) and
+any sums per group (``exact_sums_by``, which the calibration bins and the rank metrics
+use, against Polars' group-by of ``exact_sum``)."""
 
 from __future__ import annotations
 
@@ -9,9 +11,12 @@ import numpy as np
 import polars as pl
 import pytest
 
+from relcol.metrics._bins import _bin_index
 from relcol.metrics._discrimination import _compiled_outcome_sums, _moments, _outcome_sums
+from relcol.metrics._exact import exact_sum, exact_sums_by, group_exact_sums
 from relcol.metrics._frames import CELL_ID
 from relcol.metrics._proba import _class_entries, _class_sums, class_statistics
+from relcol.metrics._statistics import bin_sums, bin_terms, binned_sums
 
 KEY = [CELL_ID, "k", "bin"]
 
@@ -258,3 +263,145 @@ def test_a_nan_score_goes_to_polars_and_its_error():
         _outcome_sums(frame.lazy()).collect()
     with pytest.raises(pl.exceptions.InvalidOperationError, match="NaN"):
         _compiled_outcome_sums(frame, schema)
+
+
+# Exact sums per group (``exact_sums_by``): the calibration bins' and the rank metrics' sums -----
+
+
+def hazard_terms(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Terms with every fixed-point hazard: 0, ±0.0, subnormals and tiny values (whose low
+    part counts), values near 1 and the clipped log loss's scale, exact halves of 2⁻⁶⁴."""
+    hazards = np.array(
+        [0.0, -0.0, 5e-324, 1e-300, 3e-30, -1e-20, 2.0**-65, 3 * 2.0**-65, 1 - 2**-53, 1.0, 36.04]
+    )
+    pick = rng.random(n) < 0.4
+    return np.where(pick, rng.choice(hazards, n), rng.normal(0, 3, n))
+
+
+def grouped(rng: np.random.Generator, n: int, groups: int) -> pl.DataFrame:
+    keys = rng.integers(0, groups, n) * 3  # sparse ids
+    return pl.DataFrame({"g": keys, "x": hazard_terms(rng, n), "y": hazard_terms(rng, n)})
+
+
+def polars_grouped(frame: pl.DataFrame) -> pl.DataFrame:
+    sums = [exact_sum(pl.col("x")).alias("sx"), exact_sum(pl.col("y")).alias("sy")]
+    return frame.group_by("g").agg(pl.len().cast(pl.Int64).alias("n"), *sums).sort("g")
+
+
+def by_exact_sums(frame: pl.DataFrame, monkeypatch, compiled: bool = True) -> pl.DataFrame:
+    """``exact_sums_by`` of ``frame``, checking whether its compiled pass served."""
+    import relcol.metrics._exact as exact
+
+    served = []
+    real = exact.group_exact_sums
+
+    def watched(*args):
+        out = real(*args)
+        served.append(out is not None)
+        return out
+
+    with monkeypatch.context() as m:
+        m.setattr(exact, "group_exact_sums", watched)
+        out = exact_sums_by(frame.lazy(), "g", {"sx": "x", "sy": "y"}).collect().sort("g")
+    assert any(served) == compiled
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_the_grouped_sums_have_polars_bits(threads, monkeypatch):
+    import relcol.metrics._exact as exact
+
+    frame = grouped(np.random.default_rng(threads), 20_000, 37)
+    monkeypatch.setattr(exact, "_SHARE_ROWS", 20_000 // threads)
+    monkeypatch.setattr(exact, "available_cores", lambda: threads)
+    got = by_exact_sums(frame, monkeypatch)
+    assert got.equals(polars_grouped(frame))
+    assert got.schema == polars_grouped(frame).schema
+    # and a plain check of the sums: within an ulp or so of math.fsum per group
+    import math
+
+    for g, n, sx in got.select("g", "n", "sx").iter_rows():
+        part = frame.filter(pl.col("g") == g)["x"].to_list()
+        assert n == len(part)
+        assert sx == pytest.approx(math.fsum(part), rel=1e-15, abs=1e-300)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"x": None}, id="a null term"),
+        pytest.param({"g": -3}, id="a negative key"),
+        pytest.param({"g": None}, id="a null key"),
+        pytest.param({"x": 1e12}, id="a term too large to hold exactly"),
+    ],
+)
+def test_rows_the_grouped_pass_cannot_sum_go_to_polars(change, monkeypatch):
+    frame = grouped(np.random.default_rng(5), 2_000, 5)
+    frame = frame.with_columns(
+        **{
+            name: pl.when(pl.int_range(pl.len()) == 7).then(value).otherwise(pl.col(name))
+            for name, value in change.items()
+        }
+    )
+    want = polars_grouped(frame).sort("g", nulls_last=True)
+    got = by_exact_sums(frame, monkeypatch, compiled=False).sort("g", nulls_last=True)
+    assert got.equals(want)
+
+
+def test_a_nan_term_goes_to_polars_and_its_error(monkeypatch):
+    frame = grouped(np.random.default_rng(6), 500, 5).with_columns(
+        x=pl.when(pl.int_range(pl.len()) == 3).then(float("nan")).otherwise(pl.col("x"))
+    )
+    with pytest.raises(pl.exceptions.InvalidOperationError):
+        polars_grouped(frame)
+    with pytest.raises(pl.exceptions.InvalidOperationError):
+        by_exact_sums(frame, monkeypatch, compiled=False)
+
+
+def test_more_groups_than_the_grouped_pass_holds_go_to_polars(monkeypatch):
+    import relcol.metrics._exact as exact
+
+    frame = grouped(np.random.default_rng(7), 1_000, 50)
+    monkeypatch.setattr(exact, "SUM_GROUPS", 100)
+    assert by_exact_sums(frame, monkeypatch, compiled=False).equals(polars_grouped(frame))
+
+
+@pytest.mark.parametrize("ranges", [False, True])
+def test_the_bins_sums_have_the_group_bys_bits(ranges, monkeypatch):
+    """``binned_sums`` (compiled) against ``bin_sums``' group-by, on confidences at and next
+    to every bin edge, 0, 1 and ties, in several cells."""
+    bins, n = 10, 5_000
+    rng = np.random.default_rng(8)
+    edges = np.arange(bins + 1) / bins
+    hazards = np.concatenate([edges, np.nextafter(edges, 0), np.nextafter(edges, 1)])
+    c = np.clip(np.where(rng.random(n) < 0.5, rng.choice(hazards, n), rng.random(n)), 0, 1)
+    frame = pl.DataFrame(
+        {
+            CELL_ID: rng.integers(0, 6, n).astype(np.uint32),
+            "c": c,
+            "z": (rng.random(n) < c).astype(np.float64),
+        }
+    ).with_columns(_bin_index("c", bins))
+    terms = frame.with_columns(**bin_terms())
+    bounds = {"bin_lower": pl.col("c").min(), "bin_upper": pl.col("c").max()} if ranges else {}
+    want = terms.group_by(CELL_ID, "bin").agg(*bin_sums(), **bounds).sort(CELL_ID, "bin")
+    got = binned_sums(frame.lazy(), bins, ranges=ranges).collect().sort(CELL_ID, "bin")
+    assert got.select(want.columns).equals(want)
+    assert got.select(want.columns).schema == want.schema
+
+
+def test_the_grouped_pass_takes_writable_and_read_only_terms_together():
+    """Arrow hands Polars' columns over read-only and numpy's arrays are writable; numba
+    types a tuple of both as two kinds, so every term is passed read-only."""
+    rng = np.random.default_rng(9)
+    frozen = rng.random(100)
+    frozen.flags.writeable = False
+    group = rng.integers(0, 4, 100)
+    got = group_exact_sums(group, 4, {"a": rng.random(100), "b": frozen}).sort("group")
+    want = (
+        pl.DataFrame({"group": group, "b": frozen})
+        .group_by("group")
+        .agg(pl.len().cast(pl.Int64).alias("n"), exact_sum(pl.col("b")))
+        .sort("group")
+    )
+    assert got.select(want.columns).equals(want)

@@ -198,6 +198,22 @@ def test_vector_metrics_by_hand(engine):
     )
 
 
+def test_a_cell_with_a_row_without_a_vector_has_no_vector_metrics(engine):
+    # cell a: the two rows of the hand-worked example above; cell b: the same rows, the
+    # second without its vector: b's brier, nll and classwise ECE are null, a's unchanged
+    frame = pl.concat(
+        [
+            long_table([0.75, 0.75], [True, False], proba=[[0.75, 0.25], [0.25, 0.75]], model="a"),
+            long_table([0.75, 0.75], [True, False], proba=[[0.75, 0.25], None], model="b"),
+        ]
+    )
+    a, b = engine(frame, 2).sort("model").iter_rows(named=True)
+    assert_cell(a, {"classwise_ece": 0.5, "brier": 0.625})
+    assert a["nll"] == pytest.approx(-(math.log(0.75) + math.log(0.25)) / 2, abs=1e-15)
+    assert (b["brier"], b["nll"], b["classwise_ece"]) == (None, None, None)
+    assert b["ece"] == a["ece"]  # the confidences are the same
+
+
 def test_a_probability_of_zero_costs_minus_log_1e15(engine):
     frame = long_table([1.0], [False], proba=[[1.0, 0.0]], y_true=[1])
     cell = one_cell(engine(frame, 15))

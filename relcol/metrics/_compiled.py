@@ -17,7 +17,8 @@ tie-breaking columns (``cell_sorted`` in ``_sorting.py``): a counting sort by ce
 radix sort of each cell's keys, a few passes over memory where a multi-column sort compares
 encoded rows. ``class_bin_sums`` puts every entry of the probability vectors in its cell ×
 class × bin and sums its error with ``exact_sum``'s bits, where Polars exploded the vectors;
-``moment_sums`` takes the effect sizes' sums per cell × outcome the same way.
+``moment_sums`` takes the effect sizes' sums per cell × outcome the same way, and
+``group_sums`` any terms' sums per group (the calibration bins', the rank metrics').
 
 Imported on first use, so importing ``relcol.metrics`` does not import numba; compiled once
 per input dtype and cached beside this file.
@@ -465,3 +466,26 @@ def moment_sums(cell, z, c, low, high, count, sums):
         _add_fixed_parts(d * d, sums, 8, g)
         _add_fixed_parts(a, sums, 12, g)
         _add_fixed_parts(a * a, sums, 16, g)
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def group_sums(group, terms, count, sums):
+    """``exact_sum`` of each of ``terms`` (a tuple of Float64 arrays) per group: row i adds 1 to
+    ``count[group[i]]`` and the fixed-point parts of its t-th term to the exact integers of
+    ``sums`` rows 4t .. 4t + 3 (``_add_fixed_parts``), so any split of the rows, summed, gives
+    the same integers. Returns the largest |term| (inf when one is NaN or infinite): the
+    integers are exact while it times a group's rows stays below 2³⁰."""
+    largest = 0.0
+    for i in range(len(group)):
+        g = group[i]
+        count[g] += 1
+        for t in range(len(terms)):
+            x = terms[t][i]
+            size = abs(x)
+            if size > largest:
+                largest = size
+            elif not size <= largest:  # NaN
+                largest = np.inf
+            _add_fixed_parts(x, sums, 4 * t, g)
+    return largest

@@ -34,7 +34,7 @@ import polars as pl
 from relcol.checks import check_keys
 from relcol.metrics._exact import (
     exact_mean,
-    exact_sum,
+    exact_sums_by,
     exact_var,
     fixed_parts,
     fixed_total,
@@ -352,8 +352,9 @@ def discrimination_cells(rows: pl.LazyFrame, level: pl.LazyFrame, score: str) ->
     """Per cell: the ``discrimination`` columns, from the scored rows (``n``, the rows without
     a score, the moments) and their confidence levels (``levels``).
 
-    Each level's share of a metric is computed elementwise and summed per cell (plain
-    aggregations, which Polars runs fastest)."""
+    Each level's share of a metric is computed elementwise and summed per cell: the exact
+    sums in one compiled pass (``exact_sums_by``), the rest by plain aggregations, which
+    Polars runs fastest."""
     n, n_correct, accepted = pl.col("n"), pl.col("n_correct"), pl.col("accepted")
     accepted_correct, n_cell = pl.col("accepted_correct"), pl.col("n_cell")
     n_correct_cell = pl.col("n_correct_cell")
@@ -374,16 +375,11 @@ def discrimination_cells(rows: pl.LazyFrame, level: pl.LazyFrame, score: str) ->
     n1 = pl.col("n_correct_cell").cast(pl.Float64)
     n0 = n_cell - n1
     both = (n1 > 0) & (n0 > 0)
+    sums = ("rank_sum", "precision_sum", "error_precision_sum")
     ranked = (
         terms.group_by(CELL_ID)
-        .agg(
-            pl.col("n_cell", "n_correct_cell").first(),
-            *(
-                exact_sum(pl.col(name))
-                for name in ("rank_sum", "precision_sum", "error_precision_sum")
-            ),
-            pl.col("false_positives").min(),
-        )
+        .agg(pl.col("n_cell", "n_correct_cell").first(), pl.col("false_positives").min())
+        .join(exact_sums_by(terms, CELL_ID, {name: name for name in sums}), on=CELL_ID)
         .select(
             CELL_ID,
             auroc=pl.when(both).then((pl.col("rank_sum") - n1 * (n1 + 1) / 2) / (n1 * n0)),
@@ -422,7 +418,7 @@ def _moments(rows: pl.LazyFrame) -> pl.LazyFrame:
     schema = _outcome_sums(scored).collect_schema()
     by_outcome = scored.map_batches(
         lambda frame: _compiled_outcome_sums(frame, schema), schema=schema
-    )
+    ).cache()  # read twice: Polars would run the function for each
     count = pl.col("count")
 
     def total(name: str) -> pl.Expr:

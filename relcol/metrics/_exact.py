@@ -21,6 +21,8 @@ on 10⁷ rows 5.7 s against 4.9 s with float sums. A term that is not elementwis
 for the effect sizes' moments on 10⁷ rows): where that is the cost, take the shift in a window
 before the ``group_by`` and sum the two integers of ``fixed_parts`` there, per finer group if
 need be and then added up; ``fixed_total`` of those sums has the bits of ``exact_sum``.
+Where a frame's sums per group are the cost, ``exact_sums_by`` takes them in one compiled pass
+over the rows (the two integers held in two 64-bit words each), with the same bits.
 
 The bootstrap's matrix product W·D has the same problem one level down: a BLAS kernel adds
 in an order that depends on the CPU (SSE, AVX2, AVX-512 kernels), the BLAS build and its
@@ -31,10 +33,13 @@ kernel gives the same bits.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import numpy as np
 import polars as pl
+
+from relcol._cluster import available_cores
 
 #: Fixed-point scale of each of a term's two integer parts.
 SCALE = 2.0**64
@@ -68,6 +73,100 @@ def word_pair(whole: str, rest: str) -> pl.Expr:
     compiled loop holds exactly as two 64-bit words (its multiples of 2³² and the rest), as
     ``fixed_total`` takes the sums of ``fixed_parts``."""
     return pl.col(whole).cast(pl.Int128) * pl.lit(2**32, pl.Int128) + pl.col(rest)
+
+
+#: Groups ``group_exact_sums`` holds, at most: 8·(4·terms + 1) bytes each per core.
+SUM_GROUPS = 2**21
+#: Rows per core ``group_exact_sums`` takes, at least: fewer would not pay for the thread.
+_SHARE_ROWS = 2**20
+
+
+def exact_sums_by(frame: pl.LazyFrame, key: str, terms: dict[str, str]) -> pl.LazyFrame:
+    """Per value of ``key`` (an integer column): ``key``, ``n`` (its rows, Int64) and each of
+    ``terms`` (output name: the column it sums) with ``exact_sum``. Summed by one compiled
+    pass over the rows (``group_exact_sums``), or by Polars' group-by where that cannot
+    (null or negative keys, a null, NaN or huge term …): the same bits either way, in any
+    row order."""
+    polars = [pl.len().cast(pl.Int64).alias("n")]
+    polars += [exact_sum(pl.col(column)).alias(name) for name, column in terms.items()]
+    rows = frame.select(key, *dict.fromkeys(terms.values()))
+    schema = rows.group_by(key).agg(polars).collect_schema()
+
+    def summed(batch: pl.DataFrame) -> pl.DataFrame:
+        keys, out = batch[key], None
+        if batch.height and not keys.null_count() and keys.min() >= 0:
+            columns = {name: batch[column] for name, column in terms.items()}
+            out = group_exact_sums(
+                keys.cast(pl.Int64).to_numpy(),
+                int(keys.max()) + 1,
+                {name: x.cast(pl.Float64).to_numpy() for name, x in columns.items()},
+            )
+        if out is None:  # a null term is NaN here, and Polars skips it
+            return batch.lazy().group_by(key).agg(polars).collect()
+        return out.rename({"group": key}).select(
+            pl.col(name).cast(dtype) for name, dtype in schema.items()
+        )
+
+    return rows.map_batches(summed, schema=schema)
+
+
+def group_exact_sums(
+    group: np.ndarray, n_groups: int, terms: dict[str, np.ndarray]
+) -> pl.DataFrame | None:
+    """Per group with rows (ids 0 .. ``n_groups`` − 1 in ``group``, Int64): ``group``, ``n``
+    (its rows, Int64) and each of ``terms`` (Float64 arrays, one value per row) summed under
+    its name with the bits of ``exact_sum``, in one compiled pass over the rows, the cores
+    taking a share each (``group_sums``); in the order of the ids.
+
+    The two parts of every term are added as exact integers of two 64-bit words each, which
+    hold any sum while a group's rows times the largest |term| stay below 2³⁰. None when
+    they might not (that, or a term NaN or infinite), when there are more than
+    ``SUM_GROUPS`` groups, or with no rows: the caller sums with Polars instead, which gives
+    the same bits where it can, and raises Polars' own error on a NaN."""
+    rows = len(group)
+    if not 0 < rows < 2**31 or n_groups > SUM_GROUPS:
+        return None
+    from relcol.metrics._compiled import group_sums  # numba: on first use only
+
+    threads = max(1, min(available_cores(), rows // _SHARE_ROWS))
+    cuts = np.linspace(0, rows, threads + 1).astype(np.int64)
+    count = np.zeros((threads, n_groups), dtype=np.int64)
+    sums = np.zeros((threads, 4 * len(terms), n_groups), dtype=np.int64)
+
+    def add(thread: int) -> float:
+        a, b = cuts[thread], cuts[thread + 1]
+        return group_sums(
+            group[a:b],
+            tuple(_read_only(x[a:b]) for x in terms.values()),
+            count[thread],
+            sums[thread],
+        )
+
+    with ThreadPoolExecutor(threads) as pool:
+        largest = max(pool.map(add, range(threads)))
+    n = count.sum(axis=0)
+    if not largest * n.max() < 2**30:  # False for inf too
+        return None
+    total = sums.sum(axis=0)
+    used = np.flatnonzero(n)
+    words = pl.DataFrame({str(row): total[row, used] for row in range(len(total))})
+    summed = {
+        name: fixed_total(
+            word_pair(str(4 * t), str(4 * t + 1)), word_pair(str(4 * t + 2), str(4 * t + 3))
+        )
+        for t, name in enumerate(terms)
+    }
+    return words.select(
+        group=pl.Series(used, dtype=pl.Int64), n=pl.Series(n[used], dtype=pl.Int64), **summed
+    )
+
+
+def _read_only(x: np.ndarray) -> np.ndarray:
+    """A contiguous Float64 view of ``x`` that cannot be written: arrays from Arrow are
+    read-only and numpy's are not, and a tuple of both is no tuple of one type to numba."""
+    view = np.ascontiguousarray(x, dtype=np.float64).view()
+    view.flags.writeable = False
+    return view
 
 
 def exact_mean(x: pl.Expr) -> pl.Expr:

@@ -31,7 +31,7 @@ from relcol._cluster import available_cores
 from relcol.checks import check_bins
 from relcol.metrics._bins import _bin_index, _bin_index_of_float32
 from relcol.metrics._calibration import ece_from_bins
-from relcol.metrics._exact import exact_mean, exact_sum, fixed_total, word_pair
+from relcol.metrics._exact import exact_mean, exact_sum, exact_sums_by, fixed_total, word_pair
 from relcol.metrics._frames import CELL_ID
 from relcol.metrics._runs import once
 from relcol.metrics._scores import EPS
@@ -282,14 +282,13 @@ def class_cells(rows: pl.LazyFrame, stats: pl.LazyFrame | None) -> pl.LazyFrame:
     with_vector = pl.col("p").list.len() > 0
     terms = rows.select(
         CELL_ID,
-        with_vector=with_vector,
+        with_vector=with_vector.cast(pl.Float64),
         brier=pl.when(with_vector).then(_brier_terms("p", "y")),
         nll=pl.when(with_vector).then(_nll_terms("p", "y")),
     )
-    scores = terms.group_by(CELL_ID).agg(
-        n_proba=pl.col("with_vector").sum().cast(pl.Int64),
-        sum_brier=exact_sum(pl.col("brier")),
-        sum_nll=exact_sum(pl.col("nll")),
+    sums = {"n_proba": "with_vector", "sum_brier": "brier", "sum_nll": "nll"}
+    scores = exact_sums_by(terms, CELL_ID, sums).select(
+        CELL_ID, "sum_brier", "sum_nll", n_proba=pl.col("n_proba").cast(pl.Int64)
     )
     if stats is None:
         return scores.with_columns(classwise_ece=pl.lit(None, pl.Float64))

@@ -17,7 +17,7 @@ import polars as pl
 
 from relcol.checks import check_bins, check_choice, check_columns, check_keys
 from relcol.metrics._bins import ORDER, _bin_index, grid_value
-from relcol.metrics._exact import exact_sum
+from relcol.metrics._exact import exact_sum, exact_sums_by
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._scores import _nll_top_terms
 from relcol.metrics._sorting import cell_sorted
@@ -128,25 +128,49 @@ def bin_terms() -> dict[str, pl.Expr]:
     return {"c2": c * c, "cz": c * z, "nll_top": _nll_top_terms(c, z)}
 
 
+#: Each sum of a bin and the per-row term it adds up (the internal ``c``, ``z`` and the
+#: ``bin_terms`` columns), each with ``exact_sum`` (Σz too: integer-valued, so exact either way).
+BIN_SUMS = {
+    "sum_confidence": "c",
+    "sum_correct": "z",
+    "sum_confidence_sq": "c2",
+    "sum_confidence_correct": "cz",
+    "sum_nll_top": "nll_top",
+}
+
+
 def bin_sums() -> list[pl.Expr]:
     """A bin's ``n`` and its order-free sums Σc, Σz, Σc², Σcz and Σ of the top-label log loss,
     over rows with ``c``, ``z`` and the ``bin_terms`` columns."""
-    return [
-        pl.len().cast(pl.Int64).alias("n"),
-        exact_sum(pl.col("c")).alias("sum_confidence"),
-        pl.col("z").sum().alias("sum_correct"),  # integer-valued: exact in any order
-        exact_sum(pl.col("c2")).alias("sum_confidence_sq"),
-        exact_sum(pl.col("cz")).alias("sum_confidence_correct"),
-        exact_sum(pl.col("nll_top")).alias("sum_nll_top"),
-    ]
+    sums = (exact_sum(pl.col(term)).alias(name) for name, term in BIN_SUMS.items())
+    return [pl.len().cast(pl.Int64).alias("n"), *sums]
+
+
+def binned_sums(rows: pl.LazyFrame, bins: int, *, ranges: bool = False) -> pl.LazyFrame:
+    """Per cell × non-empty ``bin`` of ``rows`` (``CELL_ID``, ``bin`` below ``bins``, ``c``,
+    ``z``): ``n`` and the ``BIN_SUMS``, and with ``ranges`` each bin's smallest and largest
+    confidence ``bin_lower`` and ``bin_upper``.
+
+    The sums are taken per group cell·M + bin by ``exact_sums_by`` (compiled): 0.12 s against
+    0.34 s for Polars' group-by of the equal-width sums of 10⁷ rows in 500 cells."""
+    group = (pl.col(CELL_ID).cast(pl.Int64) * bins + pl.col("bin")).alias("group")
+    terms = rows.select(CELL_ID, "bin", "c", "z", group, **bin_terms())
+    sums = exact_sums_by(terms, "group", BIN_SUMS).select(
+        (pl.col("group") // bins).cast(rows.collect_schema()[CELL_ID]).alias(CELL_ID),
+        (pl.col("group") % bins).alias("bin"),
+        pl.exclude("group"),
+    )
+    if not ranges:
+        return sums
+    c = pl.col("c")
+    bounds = rows.group_by(CELL_ID, "bin").agg(bin_lower=c.min(), bin_upper=c.max())
+    return sums.join(bounds, on=[CELL_ID, "bin"])
 
 
 def width_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
     """Per cell × non-empty equal-width bin: ``bin``, the bin's edges, ``n`` and the sums."""
     return (
-        rows.with_columns(**bin_terms())
-        .group_by(CELL_ID, _bin_index("c", bins))
-        .agg(bin_sums())
+        binned_sums(rows.with_columns(_bin_index("c", bins)), bins)
         .with_columns(
             bin_lower=grid_value(pl.col("bin"), bins), bin_upper=grid_value(pl.col("bin") + 1, bins)
         )
@@ -174,12 +198,8 @@ def sorted_rows(rows: pl.LazyFrame, n_order: int) -> pl.LazyFrame:
 
 def mass_statistics(ordered: pl.LazyFrame, bins: int) -> pl.LazyFrame:
     """Per cell × non-empty equal-mass bin: ``bin`` = ⌊r·M/n⌋, its confidence range and sums."""
-    c = pl.col("c")
-    return (
-        ordered.with_columns(**bin_terms())
-        .group_by(CELL_ID, (pl.col("r") * bins // pl.col("n_cell")).alias("bin"))
-        .agg(*bin_sums(), bin_lower=c.min(), bin_upper=c.max())
-    )
+    binned = ordered.with_columns(bin=pl.col("r") * bins // pl.col("n_cell"))
+    return binned_sums(binned, bins, ranges=True)
 
 
 def bin_frame(stats: pl.LazyFrame, binning: str) -> pl.LazyFrame:
