@@ -205,6 +205,52 @@ def test_a_small_bin_draws_one_outcome_per_event_counted_k_times(tmp_path):
         assert cell["ece"] == 0.25 and cell["ece_pvalue"] == 1.0
 
 
+@pytest.mark.parametrize("levels", [7, 10**6])
+def test_the_events_read_off_the_sorted_rows_are_those_of_all_rows(levels):
+    # the copies of an event share its cell and confidence, so grouping only the runs of equal
+    # (cell, confidence) in the sorted rows finds every event stored twice or more: against a
+    # group-by of all rows, with confidences tied across events and cells (7 levels), mostly
+    # distinct ones, copies as repeats, predictions that differ between repeats, and ±0.0
+    from relcol.metrics._bins import ORDER
+    from relcol.metrics._frames import CELL_ID
+    from relcol.metrics._null import EVENT, event_columns, event_keys, event_statistics
+    from relcol.metrics._statistics import sorted_rows
+
+    rng = np.random.default_rng(levels)
+    n = 3000
+    c = rng.integers(0, levels, n) / max(levels - 1, 1)
+    c[rng.random(n) < 0.05] = -0.0
+    rows = pl.DataFrame(
+        {
+            CELL_ID: rng.integers(0, 4, n).astype(np.uint32),
+            "c": np.repeat(c[: n // 3], 3),  # each sample's three repeats share a confidence
+            "z": rng.integers(0, 2, n).astype(np.float64),
+            "o0": np.repeat(np.arange(n // 3), 3),  # sample_id
+            "o1": np.zeros(n, dtype=np.int32),  # seed
+            "o2": np.tile(np.arange(3, dtype=np.int32), n // 3),  # repeat
+        }
+    ).with_columns(e2=pl.Series(rng.integers(0, 2, n), dtype=pl.Int32))  # y_pred
+    rows = rows.with_columns(pl.col(CELL_ID).shuffle(seed=1).alias(CELL_ID))
+    want = (
+        rows.group_by(CELL_ID, "c", "o0", "o1", "e2")
+        .agg(k=pl.len().cast(pl.Int64))
+        .filter(pl.col("k") > 1)
+        .select(CELL_ID, "c", "k")
+        .sort(CELL_ID, "c", "k")
+    )
+    # sample_id and seed are tie-breaking columns too: the sorted rows carry them once
+    assert (list(event_columns(EVENT, ORDER)), event_keys(EVENT, ORDER)) == (
+        ["e2"],
+        ["o0", "o1", "e2"],
+    )
+    shuffled = rows.sample(fraction=1.0, shuffle=True, seed=2).lazy()
+    ordered = sorted_rows(shuffled, 3, list(event_columns(EVENT, ORDER)))
+    got = event_statistics(ordered, 15, event_keys(EVENT, ORDER))
+    got = got.collect().select(CELL_ID, "c", "k")
+    assert want.height > 50
+    assert got.sort(CELL_ID, "c", "k").equals(want)
+
+
 # The bin-level ECE₀ against docs/metrics.md's per-row Bernoulli draws -------------------------------
 
 

@@ -69,20 +69,43 @@ SMALL_BIN = 32
 TIE = 1e-12
 
 
-def event_columns(events: Sequence[str]) -> dict[str, pl.Expr]:
-    """The internal event columns ``e0``, ``e1``… (with ``c``, they identify an event)."""
-    return {f"e{i}": pl.col(name) for i, name in enumerate(events)}
+def event_columns(events: Sequence[str], order: Sequence[str] = ()) -> dict[str, pl.Expr]:
+    """The internal event columns ``e0``, ``e1``… (with ``c``, they identify an event), but
+    for the events that are also tie-breaking columns (``order``): those are read as their
+    ``o`` column (``event_keys``), so that the sorted rows carry each column once."""
+    return {f"e{i}": pl.col(name) for i, name in enumerate(events) if name not in order}
 
 
-def event_statistics(rows: pl.LazyFrame, bins: int, n_events: int) -> pl.LazyFrame:
+def event_keys(events: Sequence[str], order: Sequence[str] = ()) -> list[str]:
+    """The internal columns that identify an event besides the cell and ``c``: ``o{j}`` for an
+    event that is the j-th tie-breaking column, ``e{i}`` (``event_columns``) for the others."""
+    order = list(order)
+    return [f"o{order.index(e)}" if e in order else f"e{i}" for i, e in enumerate(events)]
+
+
+def event_statistics(ordered: pl.LazyFrame, bins: int, keys: Sequence[str]) -> pl.LazyFrame:
     """Per cell × prediction event stored more than once: its equal-width ``bin``, confidence
     ``c`` and ``k`` ≥ 2, its number of rows. Every other row is an event of its own (k = 1)
-    and needs no entry; with ``n_events`` = 0 (no event columns) there are none."""
-    if n_events:
-        keys = [CELL_ID, "c", *(f"e{i}" for i in range(n_events))]
-        copies = rows.group_by(keys).agg(k=pl.len().cast(pl.Int64)).filter(pl.col("k") > 1)
+    and needs no entry; with no event columns (``keys``, from ``event_keys``) there are none.
+
+    ``ordered`` holds the rows sorted per cell by confidence, with the ``keys`` columns
+    (``sorted_rows``). The copies of an event share its cell and confidence, so they lie in
+    one run of rows of equal cell and confidence: only the rows of runs of two or more are
+    grouped by event (0.01 s against 0.4–0.5 s for all 10⁷ rows of a suite whose confidences
+    are continuous)."""
+    if keys:
+        same = [pl.col(CELL_ID), pl.col("c")]
+        tied = ordered.filter(
+            pl.all_horizontal(x == x.shift(1) for x in same).fill_null(False)
+            | pl.all_horizontal(x == x.shift(-1) for x in same).fill_null(False)
+        )
+        copies = (
+            tied.group_by(CELL_ID, "c", *keys)
+            .agg(k=pl.len().cast(pl.Int64))
+            .filter(pl.col("k") > 1)
+        )
     else:
-        copies = rows.filter(pl.lit(False)).with_columns(k=pl.lit(1, pl.Int64))
+        copies = ordered.filter(pl.lit(False)).with_columns(k=pl.lit(1, pl.Int64))
     # cached: null_draws reads it twice
     return copies.select(CELL_ID, _bin_index("c", bins), "c", "k").cache()
 

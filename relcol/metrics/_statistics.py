@@ -178,16 +178,17 @@ def width_statistics(rows: pl.LazyFrame, bins: int) -> pl.LazyFrame:
     )
 
 
-def sorted_rows(rows: pl.LazyFrame, n_order: int) -> pl.LazyFrame:
+def sorted_rows(rows: pl.LazyFrame, n_order: int, carried: Sequence[str] = ()) -> pl.LazyFrame:
     """The rows sorted once per cell: by cell, then confidence and the tie-breaking columns
     all descending (the most confident first, as rows enter a selective classifier), with
     ``n_cell`` and ``r``, the row's 0-based rank in the ascending order (confidence, then the
-    tie-breaking columns), which is this order reversed. Sorted by ``cell_sorted`` (a
-    compiled radix sort per cell, Polars' order), on all the rows at once."""
+    tie-breaking columns), which is this order reversed, and the ``carried`` columns along.
+    Sorted by ``cell_sorted`` (a compiled radix sort per cell, Polars' order), on all the
+    rows at once."""
     ties = [f"o{i}" for i in range(n_order)]
     n_cell = pl.len().cast(pl.Int64).over(CELL_ID)
     return (
-        rows.select(CELL_ID, "c", *ties, "z")
+        rows.select(CELL_ID, "c", *ties, "z", *carried)
         .map_batches(lambda frame: cell_sorted(frame, CELL_ID, "c", ties, descending=True))
         .with_columns(
             r=n_cell - 1 - pl.int_range(pl.len(), dtype=pl.Int64).over(CELL_ID), n_cell=n_cell

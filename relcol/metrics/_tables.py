@@ -28,7 +28,14 @@ from relcol.metrics._calibration import ece_from_bins
 from relcol.metrics._discrimination import discrimination_cells
 from relcol.metrics._frames import CELL_ID, cell_rows, with_keys
 from relcol.metrics._levels import SCORES, levels, score_column
-from relcol.metrics._null import EVENT, event_columns, event_statistics, null_cells, null_draws
+from relcol.metrics._null import (
+    EVENT,
+    event_columns,
+    event_keys,
+    event_statistics,
+    null_cells,
+    null_draws,
+)
 from relcol.metrics._proba import class_cells, class_statistics, proba_columns
 from relcol.metrics._selective import curve_levels, selective_cells
 from relcol.metrics._statistics import (
@@ -113,8 +120,9 @@ def calibration(
     columns = (confidence, correct, proba, y_true, order, events)
     keys, cells, rows = _prediction_rows("calibration", frame, by, *columns)
     width = width_statistics(rows, bins)
-    mass = mass_statistics(sorted_rows(rows, len(order)), bins)
-    event = event_statistics(rows, bins, len(events))
+    ordered = sorted_rows(rows, len(order), list(event_columns(events, order)))
+    mass = mass_statistics(ordered, bins)
+    event = event_statistics(ordered, bins, event_keys(events, order))
     table = calibration_cells(
         rows, width, mass, event, bins, draws, proba=proba is not None, classwise=classwise
     )
@@ -211,9 +219,9 @@ def metric_tables(
     columns = (confidence, correct, proba, y_true, order, events)
     keys, cells, rows = _prediction_rows("metric_tables", frame, by, *columns)
     width = width_statistics(rows, bins)
-    ordered = sorted_rows(rows, len(order))
+    ordered = sorted_rows(rows, len(order), list(event_columns(events, order)))
     mass = mass_statistics(ordered, bins).cache()
-    event = event_statistics(rows, bins, len(events))
+    event = event_statistics(ordered, bins, event_keys(events, order))
     calibration_table = calibration_cells(
         rows, width, mass, event, bins, draws, proba=proba is not None
     )
@@ -252,7 +260,8 @@ def _prediction_rows(
     lazy = frame.lazy()
     extra = (proba, y_true) if proba is not None else ()
     check_columns(function, lazy, [*keys, confidence, correct, *order, *events, *extra])
-    columns = outcome_columns(confidence, correct) | order_columns(order) | event_columns(events)
+    columns = outcome_columns(confidence, correct) | order_columns(order)
+    columns |= event_columns(events, order)
     if proba is not None:
         columns |= proba_columns(proba, y_true)
     cells, rows = cell_rows(lazy, keys, columns)
