@@ -90,6 +90,16 @@ def test_many_rows_sorted_on_several_threads():
             assert got["row"].to_list() == polars_sorted(frame, TIES, descending)["row"].to_list()
 
 
+def test_a_frame_of_many_chunks_is_sorted_as_one():
+    """A frame read from many row groups comes in chunks; it is rechunked before the gather,
+    and its rows come out in the order of the same rows in one chunk."""
+    rows = random_rows(np.random.default_rng(4), 3000, 5, hazards=True, wide=False)
+    chunked = pl.concat([rows.slice(a, 250) for a in range(0, 3000, 250)], rechunk=False)
+    assert chunked.n_chunks() == 12
+    got = cell_sorted(chunked, "cell", "c", TIES, descending=True)
+    assert got.equals(polars_sorted(rows, TIES, True))
+
+
 def test_sparse_and_negative_cell_ids_are_numbered_first():
     rows = pl.DataFrame(
         {"cell": [10**12, -3, 10**12, -3, 7], "c": [0.1, 0.9, 0.8, 0.2, 0.5], "row": range(5)}
