@@ -7,6 +7,8 @@ use, against Polars' group-by of ``exact_sum``)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import polars as pl
 import pytest
@@ -307,13 +309,21 @@ def by_exact_sums(frame: pl.DataFrame, monkeypatch, compiled: bool = True) -> pl
     return out
 
 
+@pytest.mark.parametrize("chunks", [1, 7])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_the_grouped_sums_have_polars_bits(threads, monkeypatch):
+def test_the_grouped_sums_have_polars_bits(threads, chunks, monkeypatch):
+    """In one chunk or several (as a frame read from row groups), cut into pieces shared
+    among one or two threads."""
     import relcol.metrics._exact as exact
 
     frame = grouped(np.random.default_rng(threads), 20_000, 37)
     monkeypatch.setattr(exact, "_SHARE_ROWS", 20_000 // threads)
+    monkeypatch.setattr(exact, "_PIECE_ROWS", 1_500)
     monkeypatch.setattr(exact, "available_cores", lambda: threads)
+    cuts = np.linspace(0, frame.height, chunks + 1).astype(int)
+    parts = [frame.slice(a, b - a) for a, b in pairwise(cuts)]
+    frame = pl.concat(parts, rechunk=False)
+    assert frame.n_chunks() == chunks
     got = by_exact_sums(frame, monkeypatch)
     assert got.equals(polars_grouped(frame))
     assert got.schema == polars_grouped(frame).schema
@@ -397,7 +407,7 @@ def test_the_grouped_pass_takes_writable_and_read_only_terms_together():
     frozen = rng.random(100)
     frozen.flags.writeable = False
     group = rng.integers(0, 4, 100)
-    got = group_exact_sums(group, 4, {"a": rng.random(100), "b": frozen}).sort("group")
+    got = group_exact_sums([(group, [rng.random(100), frozen])], 4, ["a", "b"]).sort("group")
     want = (
         pl.DataFrame({"group": group, "b": frozen})
         .group_by("group")

@@ -79,29 +79,32 @@ def word_pair(whole: str, rest: str) -> pl.Expr:
 SUM_GROUPS = 2**21
 #: Rows per core ``group_exact_sums`` takes, at least: fewer would not pay for the thread.
 _SHARE_ROWS = 2**20
+#: Rows of a piece the cores share out, at most (a chunk of more is cut).
+_PIECE_ROWS = 2**18
 
 
 def exact_sums_by(frame: pl.LazyFrame, key: str, terms: dict[str, str]) -> pl.LazyFrame:
     """Per value of ``key`` (an integer column): ``key``, ``n`` (its rows, Int64) and each of
     ``terms`` (output name: the column it sums) with ``exact_sum``. Summed by one compiled
-    pass over the rows (``group_exact_sums``), or by Polars' group-by where that cannot
-    (null or negative keys, a null, NaN or huge term …): the same bits either way, in any
-    row order."""
+    pass over the rows (``group_exact_sums``), chunk by chunk as Polars holds them (no
+    copy), or by Polars' group-by where that cannot (null or negative keys, a null, NaN or
+    huge term …): the same bits either way, in any row order."""
     polars = [pl.len().cast(pl.Int64).alias("n")]
     polars += [exact_sum(pl.col(column)).alias(name) for name, column in terms.items()]
-    rows = frame.select(key, *dict.fromkeys(terms.values()))
+    columns = list(dict.fromkeys(terms.values()))
+    rows = frame.select(key, *(pl.col(c).cast(pl.Float64) for c in columns))
     schema = rows.group_by(key).agg(polars).collect_schema()
 
     def summed(batch: pl.DataFrame) -> pl.DataFrame:
         keys, out = batch[key], None
-        if batch.height and not keys.null_count() and keys.min() >= 0:
-            columns = {name: batch[column] for name, column in terms.items()}
-            out = group_exact_sums(
-                keys.cast(pl.Int64).to_numpy(),
-                int(keys.max()) + 1,
-                {name: x.cast(pl.Float64).to_numpy() for name, x in columns.items()},
-            )
-        if out is None:  # a null term is NaN here, and Polars skips it
+        if batch.height and not any(batch.null_count().row(0)) and keys.min() >= 0:
+            at = [columns.index(column) + 1 for column in terms.values()]
+            chunks = [
+                (b.column(0).to_numpy(), [b.column(i).to_numpy() for i in at])
+                for b in batch.to_arrow().to_batches()
+            ]
+            out = group_exact_sums(chunks, int(keys.max()) + 1, list(terms))
+        if out is None:
             return batch.lazy().group_by(key).agg(polars).collect()
         return out.rename({"group": key}).select(
             pl.col(name).cast(dtype) for name, dtype in schema.items()
@@ -111,36 +114,41 @@ def exact_sums_by(frame: pl.LazyFrame, key: str, terms: dict[str, str]) -> pl.La
 
 
 def group_exact_sums(
-    group: np.ndarray, n_groups: int, terms: dict[str, np.ndarray]
+    chunks: Sequence[tuple[np.ndarray, Sequence[np.ndarray]]], n_groups: int, names: Sequence[str]
 ) -> pl.DataFrame | None:
-    """Per group with rows (ids 0 .. ``n_groups`` − 1 in ``group``, Int64): ``group``, ``n``
-    (its rows, Int64) and each of ``terms`` (Float64 arrays, one value per row) summed under
-    its name with the bits of ``exact_sum``, in one compiled pass over the rows, the cores
-    taking a share each (``group_sums``); in the order of the ids.
+    """Per group with rows: ``group``, ``n`` (its rows, Int64) and each term summed under its
+    name (``names``) with the bits of ``exact_sum``, in one compiled pass over the rows
+    (``group_sums``), the cores taking a share of the pieces each; in the order of the ids.
 
-    The two parts of every term are added as exact integers of two 64-bit words each, which
-    hold any sum while a group's rows times the largest |term| stay below 2³⁰. None when
-    they might not (that, or a term NaN or infinite), when there are more than
+    ``chunks`` holds the rows a chunk at a time: its group ids (integers in 0 ..
+    ``n_groups`` − 1) and its terms (Float64 arrays, one value per row, in the order of
+    ``names``). The two parts of every term are added as exact integers of two 64-bit words
+    each, which hold any sum while a group's rows times the largest |term| stay below 2³⁰.
+    None when they might not (that, or a term NaN or infinite), when there are more than
     ``SUM_GROUPS`` groups, or with no rows: the caller sums with Polars instead, which gives
     the same bits where it can, and raises Polars' own error on a NaN."""
-    rows = len(group)
+    rows = sum(len(group) for group, _ in chunks)
     if not 0 < rows < 2**31 or n_groups > SUM_GROUPS:
         return None
     from relcol.metrics._compiled import group_sums  # numba: on first use only
 
-    threads = max(1, min(available_cores(), rows // _SHARE_ROWS))
-    cuts = np.linspace(0, rows, threads + 1).astype(np.int64)
+    pieces = [
+        (
+            _read_only(group[a : a + _PIECE_ROWS]),
+            tuple(_read_only(x[a : a + _PIECE_ROWS]) for x in terms),
+        )
+        for group, terms in chunks
+        for a in range(0, len(group), _PIECE_ROWS)
+    ]
+    threads = max(1, min(available_cores(), rows // _SHARE_ROWS, len(pieces)))
     count = np.zeros((threads, n_groups), dtype=np.int64)
-    sums = np.zeros((threads, 4 * len(terms), n_groups), dtype=np.int64)
+    sums = np.zeros((threads, 4 * len(names), n_groups), dtype=np.int64)
 
     def add(thread: int) -> float:
-        a, b = cuts[thread], cuts[thread + 1]
-        return group_sums(
-            group[a:b],
-            tuple(_read_only(x[a:b]) for x in terms.values()),
-            count[thread],
-            sums[thread],
-        )
+        largest = 0.0
+        for group, terms in pieces[thread::threads]:
+            largest = max(largest, group_sums(group, terms, count[thread], sums[thread]))
+        return largest
 
     with ThreadPoolExecutor(threads) as pool:
         largest = max(pool.map(add, range(threads)))
@@ -154,7 +162,7 @@ def group_exact_sums(
         name: fixed_total(
             word_pair(str(4 * t), str(4 * t + 1)), word_pair(str(4 * t + 2), str(4 * t + 3))
         )
-        for t, name in enumerate(terms)
+        for t, name in enumerate(names)
     }
     return words.select(
         group=pl.Series(used, dtype=pl.Int64), n=pl.Series(n[used], dtype=pl.Int64), **summed
@@ -162,9 +170,10 @@ def group_exact_sums(
 
 
 def _read_only(x: np.ndarray) -> np.ndarray:
-    """A contiguous Float64 view of ``x`` that cannot be written: arrays from Arrow are
-    read-only and numpy's are not, and a tuple of both is no tuple of one type to numba."""
-    view = np.ascontiguousarray(x, dtype=np.float64).view()
+    """A contiguous view of ``x`` that cannot be written (Float64 for a term, Int64 for the
+    ids): arrays from Arrow are read-only and numpy's are not, and numba compiles a kernel
+    for each kind, and types a tuple of both as no tuple of one type."""
+    view = np.ascontiguousarray(x, dtype=np.float64 if x.dtype.kind == "f" else np.int64).view()
     view.flags.writeable = False
     return view
 
