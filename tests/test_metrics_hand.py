@@ -19,7 +19,7 @@ import polars as pl
 import pytest
 from sklearn.metrics import average_precision_score, brier_score_loss, log_loss, roc_auc_score
 
-from relcol.errors import ParameterError
+from relcol.errors import InputError, ParameterError
 from relcol.metrics import (
     calibration,
     calibration_bins,
@@ -398,6 +398,36 @@ def test_polars_refuses_bad_parameters():
     for call, message in cases:
         with pytest.raises(ParameterError, match=message):
             call()
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), float("-inf")])
+def test_a_nan_or_infinite_confidence_or_entry_is_named(bad):
+    """One InputError naming the caller's column, from every table function and the suite,
+    grouped or not, where Polars' own error came from deep inside an aggregation."""
+    vectors = [[0.75, 0.25], [0.5, 0.5], [0.1, 0.9]]
+    frame = long_table([0.75, 0.5, 0.9], [True, False, True], proba=vectors, y_true=[0, 0, 1])
+    bad_confidence = frame.with_columns(confidence=pl.Series([0.75, bad, 0.9]))
+    bad_entry = frame.with_columns(proba=pl.Series([[0.75, 0.25], [0.5, bad], [0.1, 0.9]]))
+    cases = [
+        (lambda f, by: calibration(f, by), bad_confidence, "confidence"),
+        (lambda f, by: calibration(f, by), bad_entry, "proba"),
+        (lambda f, by: calibration_bins(f, by, binning="mass"), bad_confidence, "confidence"),
+        (lambda f, by: discrimination(f, by), bad_confidence, "confidence"),
+        (lambda f, by: discrimination(f, by, score="entropy"), bad_entry, "proba"),
+        (lambda f, by: selective(f, by), bad_confidence, "confidence"),
+        (lambda f, by: pl.collect_all(metric_tables(f, by).values()), bad_entry, "proba"),
+    ]
+    message = r"column '(confidence|proba)': 1 row with a NaN or infinite value"
+    for call, rows, column in cases:
+        for by in (CELL, ()):
+            with pytest.raises(InputError, match=message) as caught:
+                out = call(rows, by)
+                for table in out if isinstance(out, list) else [out]:
+                    if isinstance(table, pl.LazyFrame):
+                        table.collect()
+            assert f"'{column}'" in str(caught.value)
+    # a null confidence or vector is no NaN: the checks pass it
+    calibration(frame.with_columns(proba=pl.Series([None, *vectors[1:]])), CELL).collect()
 
 
 def test_whole_frame_as_one_group_for_every_table():

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 
+from relcol.errors import InputError
 from relcol.store import chunk_spans
 
 CELL_ID = "_cell"
@@ -30,17 +31,24 @@ _NARROW = ("study", "dataset", "model", "corruption")
 
 
 def cell_rows(
-    frame: pl.LazyFrame, keys: Sequence[str], columns: Mapping[str, pl.Expr]
+    frame: pl.LazyFrame,
+    keys: Sequence[str],
+    columns: Mapping[str, pl.Expr],
+    finite: Mapping[str, str] | None = None,
 ) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """``(cells, rows)``: the groups with their ids, and the rows with ``CELL_ID`` and ``columns``.
 
     With no keys the whole frame is one group (id 0). Both frames are cached: a plan that
-    reads them several times computes them once.
+    reads them several times computes them once. ``finite`` names internal columns that must
+    hold no NaN or infinity (every entry, for a list column), each with the caller's column
+    it comes from: collecting the rows raises ``InputError`` naming that column instead of an
+    error from deep inside an aggregation.
     """
     keys = list(keys)
     if not keys:
         cells = pl.LazyFrame({CELL_ID: [0]}, schema={CELL_ID: pl.UInt32})
-        return cells, frame.select(pl.lit(0, pl.UInt32).alias(CELL_ID), **columns)
+        rows = frame.select(pl.lit(0, pl.UInt32).alias(CELL_ID), **columns)
+        return cells, _checked(rows, finite)
     # sorted, so ids are deterministic (a plan may evaluate `cells` more than once) and in
     # the order the output is sorted in
     cells = frame.select(keys).unique().sort(keys, nulls_last=True).with_row_index(CELL_ID)
@@ -48,7 +56,30 @@ def cell_rows(
     rows = frame.join(cells, on=keys, how="inner", nulls_equal=True).select(CELL_ID, **columns)
     # cached: metrics read the rows several times, each branch wanting other columns, which
     # the optimiser alone would scan once per branch (measured: no higher peak memory)
-    return cells, rows.cache()
+    return cells, _checked(rows, finite).cache()
+
+
+def _checked(rows: pl.LazyFrame, finite: Mapping[str, str] | None) -> pl.LazyFrame:
+    """``rows``, raising ``InputError`` when collected if a ``finite`` column (``cell_rows``)
+    holds a NaN or an infinity: a vector's entries through their sum, which is not finite
+    when one of them is not (nulls pass)."""
+    if not finite:
+        return rows
+
+    def check(frame: pl.DataFrame) -> pl.DataFrame:
+        for name, source in finite.items():
+            values = frame[name]
+            if isinstance(values.dtype, pl.List):
+                values = values.list.sum()
+            bad = values.len() - values.null_count() - int(values.is_finite().sum())
+            if bad:
+                raise InputError(
+                    f"column {source!r}: {bad} row{'s' if bad > 1 else ''} with a NaN or "
+                    "infinite value; the metrics need finite numbers (drop or fix those rows)"
+                )
+        return frame
+
+    return rows.map_batches(check)
 
 
 def with_keys(

@@ -106,5 +106,10 @@ def scored_rows(
     lazy = frame.lazy()
     needed = [*keys, correct, *((confidence,) if score == "confidence" else (proba,))]
     check_columns(function, lazy, needed)
-    cells, rows = cell_rows(lazy, keys, scored_columns(score, confidence, correct, proba))
+    columns = scored_columns(score, confidence, correct, proba)
+    finite = {"c": confidence}
+    if score != "confidence":  # a score may hide a NaN or infinite entry (entropy: p > 0 only)
+        columns["vector_total"] = pl.col(proba).list.sum()
+        finite = {"vector_total": proba}
+    cells, rows = cell_rows(lazy, keys, columns, finite)
     return cells, rows, sorted_rows(rows.drop_nulls("c"), 0)

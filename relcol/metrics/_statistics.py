@@ -100,7 +100,7 @@ def calibration_bins(
     columns = outcome_columns(confidence, correct)
     if binning == "mass":
         columns |= order_columns(order)
-    cells, rows = cell_rows(lazy, keys, columns)
+    cells, rows = cell_rows(lazy, keys, columns, {"c": confidence})
     if binning == "width":
         stats = width_statistics(rows, bins)
     else:

@@ -262,7 +262,9 @@ def _prediction_rows(
     check_columns(function, lazy, [*keys, confidence, correct, *order, *events, *extra])
     columns = outcome_columns(confidence, correct) | order_columns(order)
     columns |= event_columns(events, order)
+    finite = {"c": confidence}
     if proba is not None:
         columns |= proba_columns(proba, y_true)
-    cells, rows = cell_rows(lazy, keys, columns)
+        finite["p"] = proba
+    cells, rows = cell_rows(lazy, keys, columns, finite)
     return keys, cells, rows
