@@ -210,7 +210,8 @@ def test_the_events_read_off_the_sorted_rows_are_those_of_all_rows(levels):
     # the copies of an event share its cell and confidence, so grouping only the runs of equal
     # (cell, confidence) in the sorted rows finds every event stored twice or more: against a
     # group-by of all rows, with confidences tied across events and cells (7 levels), mostly
-    # distinct ones, copies as repeats, predictions that differ between repeats, and ±0.0
+    # distinct ones, copies as repeats, predictions that differ between repeats, ±0.0 and
+    # null confidences
     from relcol.metrics._bins import ORDER
     from relcol.metrics._frames import CELL_ID
     from relcol.metrics._null import EVENT, event_columns, event_keys, event_statistics
@@ -230,7 +231,10 @@ def test_the_events_read_off_the_sorted_rows_are_those_of_all_rows(levels):
             "o2": np.tile(np.arange(3, dtype=np.int32), n // 3),  # repeat
         }
     ).with_columns(e2=pl.Series(rng.integers(0, 2, n), dtype=pl.Int32))  # y_pred
-    rows = rows.with_columns(pl.col(CELL_ID).shuffle(seed=1).alias(CELL_ID))
+    rows = rows.with_columns(
+        pl.col(CELL_ID).shuffle(seed=1).alias(CELL_ID),
+        c=pl.when(pl.col("o0") % 50 == 0).then(None).otherwise("c"),  # a null is a key too
+    )
     want = (
         rows.group_by(CELL_ID, "c", "o0", "o1", "e2")
         .agg(k=pl.len().cast(pl.Int64))
