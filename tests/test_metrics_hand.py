@@ -426,7 +426,7 @@ def test_a_nan_or_infinite_confidence_or_entry_is_named(bad):
                     if isinstance(table, pl.LazyFrame):
                         table.collect()
             assert f"'{column}'" in str(caught.value)
-    # a null confidence or vector is no NaN: the checks pass it
+    # a row without a vector (null) is no NaN: the check passes it
     calibration(frame.with_columns(proba=pl.Series([None, *vectors[1:]])), CELL).collect()
 
 
