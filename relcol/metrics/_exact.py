@@ -157,16 +157,18 @@ def group_exact_sums(
         return None
     total = sums.sum(axis=0)
     used = np.flatnonzero(n)
-    words = pl.DataFrame({str(row): total[row, used] for row in range(len(total))})
-    summed = {
-        name: fixed_total(
-            word_pair(str(4 * t), str(4 * t + 1)), word_pair(str(4 * t + 2), str(4 * t + 3))
-        )
-        for t, name in enumerate(names)
-    }
-    return words.select(
-        group=pl.Series(used, dtype=pl.Int64), n=pl.Series(n[used], dtype=pl.Int64), **summed
+    summed = {name: words_total(total[4 * t : 4 * t + 4, used]) for t, name in enumerate(names)}
+    return pl.DataFrame(
+        {"group": pl.Series(used, dtype=pl.Int64), "n": pl.Series(n[used], dtype=pl.Int64)} | summed
     )
+
+
+def words_total(words: np.ndarray) -> pl.Series:
+    """``exact_sum``'s Float64 totals from a compiled pass's four rows of 64-bit words (Σh's
+    multiple of 2³² and rest, then Σl's, as ``_add_fixed_parts`` keeps them): ``fixed_total``
+    of the two Int128 integers ``word_pair`` puts back together."""
+    frame = pl.DataFrame({str(row): words[row] for row in range(4)})
+    return frame.select(fixed_total(word_pair("0", "1"), word_pair("2", "3"))).to_series()
 
 
 def _read_only(x: np.ndarray) -> np.ndarray:

@@ -31,7 +31,7 @@ from relcol._cluster import available_cores
 from relcol.checks import check_bins
 from relcol.metrics._bins import _bin_index, _bin_index_of_float32
 from relcol.metrics._calibration import ece_from_bins
-from relcol.metrics._exact import exact_mean, exact_sum, exact_sums_by, fixed_total, word_pair
+from relcol.metrics._exact import exact_mean, exact_sum, exact_sums_by, words_total
 from relcol.metrics._frames import CELL_ID
 from relcol.metrics._runs import once
 from relcol.metrics._scores import EPS
@@ -266,13 +266,14 @@ def _class_sums(frame: pl.DataFrame, bins: int) -> pl.DataFrame:
             return _class_entries(frame.lazy(), bins, float32=True).collect()
     total = sums.sum(axis=0)
     used = np.flatnonzero(total[4])
-    words = pl.DataFrame([pl.Series(name, total[row, used]) for row, name in enumerate("abcd")])
-    return words.select(
-        pl.Series(CELL_ID, used // (classes * bins), dtype=frame.schema[CELL_ID]),
-        k=pl.Series(used // bins % classes, dtype=pl.Int64),
-        bin=pl.Series(used % bins, dtype=pl.Int64),
-        n=pl.Series(total[4, used], dtype=pl.Int64),
-        sum_error=fixed_total(word_pair("a", "b"), word_pair("c", "d")),
+    return pl.DataFrame(
+        {
+            CELL_ID: pl.Series(used // (classes * bins), dtype=frame.schema[CELL_ID]),
+            "k": pl.Series(used // bins % classes, dtype=pl.Int64),
+            "bin": pl.Series(used % bins, dtype=pl.Int64),
+            "n": pl.Series(total[4, used], dtype=pl.Int64),
+            "sum_error": words_total(total[:4, used]),
+        }
     )
 
 
