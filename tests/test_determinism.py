@@ -211,6 +211,35 @@ def test_exact_product_of_an_empty_or_zero_matrix():
     assert exact_product(tiny, w)[0, 0] == 3 * 5e-324
 
 
+def test_whole_number_rows_take_float32s_gemm_with_the_bits_of_the_parts(monkeypatch):
+    # counts and Σz (whole numbers, w_max·Σ|row| < 2²⁴) are multiplied in Float32, where
+    # every product and partial sum is a whole number below 2²⁴: exact, so the same bits as
+    # the Float64 parts every other row takes
+    from relcol.metrics import _exact
+
+    rng = np.random.default_rng(11)
+    n, w_max = 700, 12.0
+    d = rng.poisson(0.6, (9, n)).astype(np.float64)
+    d[1] = -d[1]  # whole numbers of either sign
+    d[2, :] = 0.0
+    d[2, ::3] = -0.0
+    d[3] = rng.random(n)  # not whole: the parts
+    d[4, :] = 0.0
+    d[4, 0] = 2**24 // w_max + 1  # whole, but w_max·Σ|row| reaches 2²⁴: Float64
+    d[5, :] = 0.0
+    d[5, 0] = 2**24 // w_max  # just below: Float32
+    d[6] *= 0.5  # halves: not whole numbers
+    w = rng.poisson(1.0, (n, 6)).astype(np.uint8)
+    w[:5] = 12  # the largest weights the grid is sized for
+    assert _exact._whole(d, w_max).tolist() == [1, 1, 1, 0, 0, 1, 0, 1, 1]
+    got = exact_product(d, w, w_max)
+    monkeypatch.setattr(_exact, "_whole", lambda d, w_max: np.zeros(len(d), dtype=bool))
+    assert np.array_equal(exact_product(d, w, w_max), got)
+    assert not np.signbit(got[2]).any()  # no −0.0 from a row of zeros
+    whole = [0, 1, 2, 5, 7, 8]
+    np.testing.assert_array_equal(got[whole], d[whole] @ w.astype(np.float64))
+
+
 def _other_machine() -> dict[str, str]:
     """Environment variables that make this process compute like a plainer machine."""
     env = {
