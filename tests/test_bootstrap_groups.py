@@ -167,3 +167,14 @@ def test_a_streamed_groups_blocks_follow_the_samples_first_rows(n_samples, rows)
     assert np.array_equal(got_order, order) and np.array_equal(row_place, place[sid])
     assert np.array_equal(got_by_place, by_place)
     assert np.array_equal(bounds, np.searchsorted(place[sid][by_place], np.arange(seen + 1)))
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 5000])
+def test_distinct_values_are_numpys_unique(size):
+    # the groups' keys through a sort (numpy's own unique of integers is a hash table, slow
+    # when most keys are distinct): the same sorted values, duplicates and negatives included
+    rng = np.random.default_rng(size)
+    values = rng.integers(-50, 3 * size + 1, size)
+    got = _bootstrap._distinct(values)
+    np.testing.assert_array_equal(got, np.unique(values))
+    assert got.dtype == values.dtype
