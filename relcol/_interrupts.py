@@ -5,7 +5,8 @@ code in between (a library's ``except Exception``, a worker pool, a native exten
 turning it into its own error) may swallow it or turn it into another error. The command
 line therefore records that the signal arrived (``install``): it then ends with exit
 code 130 whatever became of the exception, and ``check`` stops a command before it
-publishes anything.
+publishes anything. A signal that arrives while Polars' own Python code runs is sent again
+shortly rather than raised there (``_handler``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ import sys
 import threading
 
 _received = threading.Event()
+# a KeyboardInterrupt has been raised for the recorded Ctrl-C (none is sent again after it)
+_raised = threading.Event()
+#: Seconds after which a Ctrl-C that arrived in Polars' own Python code is sent again.
+AGAIN = 0.05
 
 
 def install() -> None:
@@ -39,7 +44,28 @@ def install() -> None:
 
 def _handler(signum, frame):
     _received.set()
+    if _in_polars(frame):
+        # Polars' native code calls small Python helpers around a map_batches function (its
+        # frame wrappers) and unwraps their result: a KeyboardInterrupt raised in one became a
+        # Rust panic, printed with its backtrace. The signal is sent again shortly, until it
+        # lands outside Polars' code, where it is raised as anywhere else.
+        threading.Timer(AGAIN, _again, (signum,)).start()
+        return
+    _raised.set()
     signal.default_int_handler(signum, frame)
+
+
+def _again(signum: int) -> None:
+    if not _raised.is_set():
+        os.kill(os.getpid(), signum)
+
+
+def _in_polars(frame) -> bool:
+    """Whether ``frame`` (the main thread's, where a signal is handled) runs Polars' own code."""
+    polars = sys.modules.get("polars")
+    if frame is None or polars is None or polars.__file__ is None:
+        return False
+    return frame.f_code.co_filename.startswith(os.path.dirname(polars.__file__) + os.sep)
 
 
 class _Unraisable:
@@ -89,6 +115,7 @@ def received() -> bool:
 def check() -> None:
     """Raise KeyboardInterrupt if Ctrl-C arrived, even if something swallowed it."""
     if _received.is_set():
+        _raised.set()
         raise KeyboardInterrupt
 
 

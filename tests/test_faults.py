@@ -424,6 +424,40 @@ def test_a_ctrl_c_inside_a_weakref_callback_prints_no_traceback_and_is_still_rec
     assert "ValueError: kept" in done.stderr  # anything else is still printed
 
 
+@pytest.mark.parametrize("engine", ["in-memory", "streaming"])
+def test_ctrl_c_inside_polars_frame_wrapper_arrives_after_the_query_without_a_panic(engine):
+    # Polars' native code calls its Python helper wrap_df around a map_batches function and
+    # unwraps the result: a KeyboardInterrupt raised in it was a Rust panic with a backtrace.
+    # The helper here sends SIGINT and runs long enough for the handler to run inside it.
+    code = (
+        "import os, signal, sys, time\n"
+        "from relcol import _interrupts\n"
+        "_interrupts.install()\n"
+        "import polars as pl\n"
+        "import polars._utils.wrap as wrap\n"
+        "helper = wrap.wrap_df\n"
+        "original = helper.__class__(helper.__code__, helper.__globals__)\n"
+        "def interrupting(df):\n"
+        "    if not fired:\n"
+        "        fired.append(1)\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "        for _ in range(10**5): pass  # the signal is handled here, in Polars' code\n"
+        "    return original(df)\n"
+        "helper.__globals__.update(fired=[], original=original, os=os, signal=signal)\n"
+        "helper.__code__ = interrupting.__code__.replace(co_filename=helper.__code__.co_filename)\n"
+        "try:\n"
+        "    out = pl.LazyFrame({'a': [1, 2]}).map_batches(lambda df: df)"
+        f".collect(engine={engine!r})\n"
+        "    print('collected', out.height, flush=True)\n"
+        "    time.sleep(30)\n"
+        "    print('not interrupted')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', _interrupts.received())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "collected 2\ninterrupted True\n", "")
+
+
 @pytest.mark.parametrize("hook", ["_object_compiled_hook", "_object_getbuffer_hook"])
 @pytest.mark.parametrize("kernel", sorted(_FIRST_CALLS))
 def test_ctrl_c_while_numba_compiles_a_kernel_arrives_after_it_without_a_traceback(
