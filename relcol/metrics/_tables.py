@@ -120,9 +120,8 @@ def calibration(
     columns = (confidence, correct, proba, y_true, order, events)
     keys, cells, rows = _prediction_rows("calibration", frame, by, *columns)
     width = width_statistics(rows, bins)
-    ordered = sorted_rows(rows, len(order), list(event_columns(events, order)))
+    ordered, event = _ordered_events(rows, order, events, bins)
     mass = mass_statistics(ordered, bins)
-    event = event_statistics(ordered, bins, event_keys(events, order))
     table = calibration_cells(
         rows, width, mass, event, bins, draws, proba=proba is not None, classwise=classwise
     )
@@ -219,9 +218,8 @@ def metric_tables(
     columns = (confidence, correct, proba, y_true, order, events)
     keys, cells, rows = _prediction_rows("metric_tables", frame, by, *columns)
     width = width_statistics(rows, bins)
-    ordered = sorted_rows(rows, len(order), list(event_columns(events, order)))
+    ordered, event = _ordered_events(rows, order, events, bins)
     mass = mass_statistics(ordered, bins).cache()
-    event = event_statistics(ordered, bins, event_keys(events, order))
     calibration_table = calibration_cells(
         rows, width, mass, event, bins, draws, proba=proba is not None
     )
@@ -240,6 +238,16 @@ def metric_tables(
         ),
         "selective": with_keys(selective_cells(scored, level, score, coverage, risk), cells, keys),
     }
+
+
+def _ordered_events(
+    rows: pl.LazyFrame, order: Sequence[str], events: Sequence[str], bins: int
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The rows sorted once per cell (``sorted_rows``), carrying the event columns that are
+    not tie-breaking columns, and the prediction events stored more than once, read off
+    those sorted rows (``event_statistics``)."""
+    ordered = sorted_rows(rows, len(order), list(event_columns(events, order)))
+    return ordered, event_statistics(ordered, bins, event_keys(events, order))
 
 
 def _prediction_rows(
