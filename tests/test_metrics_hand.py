@@ -145,6 +145,17 @@ def test_risk_at_coverage_and_coverage_at_risk_are_steps(tmp_path):
             assert (cell["target_coverage"], cell["target_risk"]) == (coverage, risk)
 
 
+@pytest.mark.parametrize(("right", "n"), [(3, 5), (5, 6), (5, 7), (7, 9)])
+def test_coverage_at_risk_is_the_correctly_rounded_share(engine, right, n):
+    # the first `right` rows by confidence are right, the rest wrong: at risk 0 the curve
+    # accepts exactly those, so coverage_at_risk = right / n; each pair is one where the
+    # product with 1/n is 1 ulp above the quotient (3 · (1/5) = 0.6000000000000001)
+    assert right * (1 / n) != right / n
+    confidence = np.linspace(0.95, 0.35, n)
+    cell = one_cell(engine(long_table(confidence, np.arange(n) < right), 15))
+    assert cell["coverage_at_risk"] == right / n
+
+
 def test_murphy_decomposition_by_hand(engine):
     # M = 4 (the nine rows of test_metrics.py::test_hand_worked_example), in exact rationals:
     # per bin (c values, z values); ā = 6/9.

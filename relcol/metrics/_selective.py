@@ -180,7 +180,10 @@ def coverage_at_risk(
     risk = check_share("risk", risk, low_open=False)
 
     def coverage_there(size: pl.Expr, accepted: pl.Expr, errors: pl.Expr) -> pl.Expr:
-        return (accepted / pl.len()).filter(errors <= risk * accepted).max()
+        # Polars divides a column by a scalar as a product with its reciprocal, 1 ulp off
+        # the quotient (3/5 would read 0.6000000000000001); the largest count divided once
+        # is the largest quotient, division by a positive count being monotone.
+        return accepted.filter(errors <= risk * accepted).max() / pl.len()
 
     return _on_curve(confidence, correct, coverage_there).fill_null(0.0).alias("coverage_at_risk")
 
