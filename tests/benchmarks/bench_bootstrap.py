@@ -9,6 +9,10 @@ Shapes (synthetic rows from ``make_warehouse.cell_rows``, in memory):
   every cell of a dataset on all of its samples (3.0 M rows);
 - ``disjoint``: 800 models, each one cell on its own 500 test samples, one seed and
   repeat (400 000 rows), all in one dataset;
+- ``small``: 400 models × 5 corruptions × 10 severities on one test set of 100 samples,
+  one seed and repeat (20 000 cells, 2·10⁶ rows): many cells with few samples each, where
+  the per-cell work on the replicates (the bins' metrics, the intervals) weighs as much as
+  the product (not run by default);
 - ``large``: 2 models × 2 severities on one test set of 5·10⁵ samples, one seed and repeat
   (2·10⁶ rows): a group too large to hold its weights, multiplied a block of samples at a
   time with its weights drawn there (not run by default).
@@ -86,7 +90,16 @@ def large_rows(samples: int = 500_000) -> pl.DataFrame:
     )
 
 
-SHAPES = {"dense": dense_rows, "disjoint": disjoint_rows, "large": large_rows}
+def small_rows(models: int = 400, samples: int = 100) -> pl.DataFrame:
+    return pl.concat(
+        cell_rows("bench", "r", f"model_{m}", f"c{c}", d / 10, samples, 10, 1, 1)
+        for m in range(models)
+        for c in range(5)
+        for d in range(10)
+    )
+
+
+SHAPES = {"dense": dense_rows, "disjoint": disjoint_rows, "small": small_rows, "large": large_rows}
 
 
 def gemm_shapes(rows: pl.DataFrame) -> list[tuple[int, int]]:
