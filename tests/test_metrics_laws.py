@@ -23,6 +23,7 @@ from relcol.metrics import (
     stream_key,
     uniform,
 )
+from relcol.metrics._kernels import _harmonic_steps, harmonic_kernel
 from relcol.store import connect_frame, sql_text
 from relcol.store._sql import MACROS
 from tests import reference
@@ -347,6 +348,24 @@ def test_normal_is_standard_and_the_same_in_sql(generator_sql):
         "FROM frame"
     ).fetchnumpy()
     np.testing.assert_array_equal(next(iter(sql.values())), polars)
+
+
+def test_harmonic_kernel_reads_counts_from_a_table_with_the_bits_of_the_steps():
+    # weighted counts (whole, in any order, repeated; cells × replicates) take the table;
+    # the formula's own steps on the same values are the reference, bit for bit, and so is
+    # the Polars expression; a fraction, a NaN or a count above the array's size takes the
+    # steps themselves
+    rng = np.random.default_rng(2)
+    counts = rng.integers(0, 5000, (40, 1001)).astype(np.float64)
+    counts[0, :3] = [0.0, -0.0, 4999.0]
+    table = harmonic_kernel(counts)
+    assert table.shape == counts.shape
+    assert table.tobytes() == _harmonic_steps(counts).tobytes()
+    polars = pl.select(harmonic(pl.Series(counts[1]))).to_series().to_numpy()
+    assert table[1].tobytes() == polars.tobytes()
+    for other in ([2.5, 3.0], [np.nan, 1.0], [1e6, 2.0]):
+        other = np.array(other)
+        np.testing.assert_array_equal(harmonic_kernel(other), _harmonic_steps(other))
 
 
 def test_stream_keys_are_fixed():

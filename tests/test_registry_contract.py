@@ -235,6 +235,43 @@ def test_the_kernel_families_are_the_shared_functions():
     assert REGISTRY["ace"].kernel is REGISTRY["ece"].kernel
 
 
+@pytest.mark.parametrize(
+    ("groups_shape", "step"),
+    [
+        ((), 2),
+        ((1,), 2),
+        ((2,), 2),
+        ((7,), 2),
+        ((7,), 3),
+        ((5, 13), 4),
+        ((4, 1001), 100),
+        ((0, 3), 2),
+    ],
+)
+def test_bin_kernels_in_blocks_of_groups_have_the_bits_of_the_whole_arrays(
+    monkeypatch, groups_shape, step
+):
+    # blocks of `step` groups (7 in steps of 3: 3 + 4, no lone last group, whose bins numpy
+    # would sum pairwise) against every group at once; bins that are empty, groups without
+    # rows, a -0.0 sum, and every bin metric with the proper scores
+    rng = np.random.default_rng(3)
+    shape = (BINS, *groups_shape)
+    n = rng.poisson(2.0, shape).astype(np.float64)
+    n.reshape(BINS, -1)[:, ::4] = 0.0  # every fourth group without rows
+    confidence = n * rng.random(shape)
+    correct = np.floor(n * rng.random(shape))
+    confidence[n == 0] = -0.0
+    sums = (n, confidence, correct, confidence * 0.7, correct * 0.4, n * rng.random(shape))
+    names = tuple(m for m in WIDTH_METRICS if REGISTRY[m].kernel is not None)
+    monkeypatch.setattr("relcol.metrics._kernels.BLOCK_BYTES", 8 * BINS * 10**9)
+    whole = bin_metrics(*sums, names=names)
+    monkeypatch.setattr("relcol.metrics._kernels.BLOCK_BYTES", 8 * BINS * step)
+    blocks = bin_metrics(*sums, names=names)
+    for name in names:
+        assert blocks[name].shape == whole[name].shape == groups_shape, name
+        assert blocks[name].tobytes() == whole[name].tobytes(), name
+
+
 def test_a_metric_name_without_a_bin_kernel_is_an_error():
     one = np.ones((2, 1))
     with pytest.raises(ValueError, match="auroc"):

@@ -20,6 +20,7 @@ With unit weights they reproduce the suite's tables (``tests/test_registry_contr
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 
 import numpy as np
@@ -33,6 +34,8 @@ from relcol.metrics._selective import _ASYMPTOTIC, _EULER_GAMMA, _SHIFT
 #: each within 2⁻⁵² of their terms' magnitude leaves a residue below about 4·2⁻⁵²·Σd² when
 #: every d is equal, and a variance that small cannot be told from 0 by these sums.
 VARIANCE_RESIDUE = 2.0**-46
+#: Bytes of one per-bin array's block of groups that ``reduce_bins`` gives the kernels at once.
+BLOCK_BYTES = 1 << 18
 
 
 class BinSums:
@@ -159,13 +162,34 @@ def nll_top_kernel(b: BinSums) -> np.ndarray:
 
 
 def reduce_bins(
-    kernels: dict[str, Callable[[BinSums], np.ndarray]], sums: BinSums
+    kernels: dict[str, Callable[[BinSums], np.ndarray]], n: np.ndarray, *sums: np.ndarray | None
 ) -> dict[str, np.ndarray]:
-    """Each bin kernel of ``kernels`` on ``sums``; NaN for a group without rows."""
+    """Each bin kernel of ``kernels`` on the per-bin sums ``n, *sums`` (``BinSums``'
+    arguments), a block of groups at a time; NaN for a group without rows.
+
+    Every kernel works group by group, bins reduced in their order, so a block gives each
+    group the same bits as the whole arrays at once. A kernel's temporaries are the shape of
+    its input: blocks of ``BLOCK_BYTES`` keep them in the core's cache, where the whole
+    arrays of a bootstrap batch (15 bins × 67 cells × 1001 replicates) made every temporary
+    8 MB of memory written and read back (66 ms for both binnings' kernels against 29 ms).
+    """
+    shape = n.shape[1:]
+    flat = [None if a is None else a.reshape(a.shape[0], -1) for a in (n, *sums)]
+    groups = flat[0].shape[1]
+    step = max(2, BLOCK_BYTES // (8 * max(1, flat[0].shape[0])))
+    edges = [*range(0, groups, step), groups] if groups else [0, 0]
+    if len(edges) > 2 and edges[-1] - edges[-2] == 1:
+        # numpy sums the bins of a lone group in another order (pairwise) than those of
+        # two or more side by side (one after the other): the last block takes it along
+        del edges[-2]
+    out: dict[str, np.ndarray] = {}
     with np.errstate(invalid="ignore", divide="ignore"):
-        return {
-            name: np.where(sums.total > 0, kernel(sums), np.nan) for name, kernel in kernels.items()
-        }
+        for start, stop in itertools.pairwise(edges):
+            block = BinSums(*(None if a is None else a[:, start:stop] for a in flat))
+            for name, kernel in kernels.items():
+                values = np.where(block.total > 0, kernel(block), np.nan)
+                out.setdefault(name, np.empty(groups, dtype=values.dtype))[start:stop] = values
+    return {name: values.reshape(shape) for name, values in out.items()}
 
 
 # Per-row means ----------------------------------------------------------------------------------
@@ -346,7 +370,19 @@ def aurc_optimal_kernel(n: np.ndarray, n1: np.ndarray) -> np.ndarray:
 
 def harmonic_kernel(n: np.ndarray) -> np.ndarray:
     """The suite's ``harmonic`` (``relcol.metrics.harmonic``) in numpy, step for step:
-    H_{n+10} from ψ's asymptotic series, minus 1/(n+1) … 1/(n+10)."""
+    H_{n+10} from ψ's asymptotic series, minus 1/(n+1) … 1/(n+10).
+
+    Counts (whole numbers ≥ 0, as weighted counts with whole weights are) no larger than
+    there are of them are read from a table of H₀ … H_max made by the same steps, so each
+    is the same bits at one look-up instead of some thirty passes over the array."""
+    n = np.asarray(n, dtype=np.float64)
+    top = float(n.max(initial=0.0))
+    if n.size and top <= n.size and np.all((n >= 0) & (n == np.floor(n))):
+        return _harmonic_steps(np.arange(int(top) + 1, dtype=np.float64))[n.astype(np.int64)]
+    return _harmonic_steps(n)
+
+
+def _harmonic_steps(n: np.ndarray) -> np.ndarray:
     big = n + _SHIFT
     inverse_square = 1 / (big * big)
     tail = np.zeros_like(big)

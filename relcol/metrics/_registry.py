@@ -646,7 +646,12 @@ def bin_metrics(
         if metric is None or metric.needs not in ("bins", "mass") or metric.kernel is None:
             raise ValueError(f"unknown bin metric {name!r}")
         kernels[name] = metric.kernel
-    sums = k.BinSums(
-        n, sum_confidence, sum_correct, sum_confidence_sq, sum_confidence_correct, sum_nll_top
+    return k.reduce_bins(
+        kernels,
+        n,
+        sum_confidence,
+        sum_correct,
+        sum_confidence_sq,
+        sum_confidence_correct,
+        sum_nll_top,
     )
-    return k.reduce_bins(kernels, sums)
