@@ -639,6 +639,23 @@ def test_percentile_interval_is_numpys_linear_quantile(block_rows, monkeypatch):
         percentile_interval(values, alpha=1.5)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("alpha", [0.05, 0.1, 0.5])
+def test_percentile_interval_has_the_bits_of_numpys_quantile_and_leaves_its_input(dtype, alpha):
+    # rows of 1001 replicates (as B = 1000 gives), ties among them, in Float32 (the bins'
+    # accuracies) and Float64; numpy's quantile of the rows widened to Float64, bit for bit
+    rng = np.random.default_rng(8)
+    values = rng.normal(size=(40, 1001)).astype(dtype)
+    values[:10] = np.round(values[:10] * 4) / 4  # many ties
+    values[10, :] = 0.25  # one value throughout
+    given = values.copy()
+    lo, hi = percentile_interval(values, alpha=alpha)
+    expected = np.quantile(values.astype(np.float64), [alpha / 2, 1 - alpha / 2], axis=1)
+    assert lo.dtype == hi.dtype == np.float64
+    assert lo.tobytes() == expected[0].tobytes() and hi.tobytes() == expected[1].tobytes()
+    assert values.tobytes() == given.tobytes()
+
+
 def test_with_intervals_places_bounds_and_spread_beside_each_metric():
     rows = frame_of(np.random.default_rng(7))
     result = bootstrap(rows, replicates=200)
