@@ -287,10 +287,11 @@ def _exact_block(
     d: np.ndarray, w: np.ndarray, w32: np.ndarray, w_max: float, out: np.ndarray
 ) -> None:
     whole = _whole(d, w_max)
-    if whole.any():  # Float32's GEMM, at half the cost, is exact for these rows
-        out[whole] = (d[whole].astype(np.float32) @ w32).astype(np.float64) + 0.0
-        if whole.all():
-            return
+    if whole.all():  # Float32's GEMM, at half the cost, is exact for these rows
+        np.add(d.astype(np.float32) @ w32, 0.0, out=out, dtype=np.float64)
+        return
+    if whole.any():
+        out[whole] = np.add(d[whole].astype(np.float32) @ w32, 0.0, dtype=np.float64)
         split = np.flatnonzero(~whole)
         rest_out = np.empty((len(split), out.shape[1]))
         _exact_block(d[split], w, w32, w_max, rest_out)
@@ -340,7 +341,10 @@ def _add_parts(products: np.ndarray, parts: list[np.ndarray], out: np.ndarray) -
     np.add(products[: len(out)], 0.0, out=out)
     start = len(out)
     for index in parts[1:]:
-        out[index] += products[start : start + len(index)]
+        if len(index) == len(out):  # every row (a part's rows are a subset of the first's)
+            out += products[start : start + len(index)]
+        else:
+            out[index] += products[start : start + len(index)]
         start += len(index)
 
 
