@@ -290,13 +290,18 @@ def _exact_block(
     if whole.all():  # Float32's GEMM, at half the cost, is exact for these rows
         np.add(d.astype(np.float32) @ w32, 0.0, out=out, dtype=np.float64)
         return
-    if whole.any():
-        out[whole] = np.add(d[whole].astype(np.float32) @ w32, 0.0, dtype=np.float64)
-        split = np.flatnonzero(~whole)
-        rest_out = np.empty((len(split), out.shape[1]))
-        _exact_block(d[split], w, w32, w_max, rest_out)
-        out[split] = rest_out
+    if not whole.any():
+        _parts_product(d, w, w_max, out)
         return
+    out[whole] = np.add(d[whole].astype(np.float32) @ w32, 0.0, dtype=np.float64)
+    split = np.flatnonzero(~whole)
+    rest_out = np.empty((len(split), out.shape[1]))
+    _parts_product(d[split], w, w_max, rest_out)
+    out[split] = rest_out
+
+
+def _parts_product(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> None:
+    """``out`` = d·w exactly, from the products of d's parts on its rows' grids."""
     rows, parts, rest = np.arange(len(d)), [], d  # parts: (rows of d, their part)
     for _ in range(PRODUCT_PARTS):
         step = _step(np.abs(rest).sum(axis=1), w_max)[:, None]
@@ -314,7 +319,7 @@ def _exact_block(
 def _whole(d: np.ndarray, w_max: float) -> np.ndarray:
     """The rows of d whose product with any weights up to ``w_max`` is exact in Float32:
     whole numbers (counts, Σz) with w_max·Σ|row| < 2²⁴, so that every product and partial sum
-    is a whole number below 2²⁴. Their products are those ``_exact_block``'s parts give (a
+    is a whole number below 2²⁴. Their products are those ``_parts_product`` gives (a
     whole-number row is its own first part, and its product is exact either way), at half the
     cost of Float64's GEMM."""
     if w_max >= 2**24:
