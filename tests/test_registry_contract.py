@@ -272,6 +272,37 @@ def test_bin_kernels_in_blocks_of_groups_have_the_bits_of_the_whole_arrays(
         assert blocks[name].tobytes() == whole[name].tobytes(), name
 
 
+def test_the_bin_kernels_shared_quantities_have_the_bits_of_each_formula_written_out():
+    # BinSums computes a bin's gap and accuracy and the reliability sum once for the kernels
+    # that read them: each kernel against its formula in full, bit for bit, on signed gaps,
+    # empty bins, bins of one row and groups without rows
+    from relcol.metrics import _kernels as k
+
+    rng = np.random.default_rng(5)
+    n = rng.poisson(1.5, (BINS, 40, 9)).astype(np.float64)
+    n[:, ::5] = 0.0
+    s, z = n * rng.random(n.shape), np.floor(n * rng.random(n.shape))
+    b = k.BinSums(n, s, z)
+    error, size, present = z - s, np.where(n > 0, n, 1.0), n > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reliability = np.where(present, error * error / size, 0.0).sum(0) / n.sum(0)
+        gap, accuracy = error / size, z / size
+        term = gap * gap - accuracy * (1 - accuracy) / (size - 1)
+        debiased = np.where(present & (n >= 2), n * term, 0.0).sum(0) / n.sum(0)
+        spread = z / size - z.sum(0) / n.sum(0)
+        written = {
+            k.mce_kernel: np.where(present, np.abs(error) / size, -np.inf).max(0),
+            k.brier_reliability_kernel: reliability,
+            k.rmsce_kernel: np.sqrt(reliability),
+            k.ece_debiased_kernel: np.sqrt(np.clip(debiased, 0.0, None)),
+            k.brier_resolution_kernel: np.where(present, n * spread * spread, 0.0).sum(0)
+            / n.sum(0),
+        }
+        for kernel, expected in written.items():
+            assert kernel(b).tobytes() == expected.tobytes(), kernel.__name__
+    assert (error < 0).any() and (error > 0).any() and (n == 1).any()
+
+
 def test_a_metric_name_without_a_bin_kernel_is_an_error():
     one = np.ones((2, 1))
     with pytest.raises(ValueError, match="auroc"):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -34,8 +35,10 @@ from relcol.metrics._selective import _ASYMPTOTIC, _EULER_GAMMA, _SHIFT
 #: each within 2⁻⁵² of their terms' magnitude leaves a residue below about 4·2⁻⁵²·Σd² when
 #: every d is equal, and a variance that small cannot be told from 0 by these sums.
 VARIANCE_RESIDUE = 2.0**-46
-#: Bytes of one per-bin array's block of groups that ``reduce_bins`` gives the kernels at once.
-BLOCK_BYTES = 1 << 18
+#: Bytes of one per-bin array's block of groups that ``reduce_bins`` gives the kernels at once:
+#: on a 2-core AMD EPYC (1 MB of L2 cache per core), 512 KB took the bin kernels of a report of
+#: 20 000 cells 7.5–7.6 s of CPU, against 8.7–9.0 s with 256 KB and 8.1–8.6 s with 1 MB.
+BLOCK_BYTES = 1 << 19
 
 
 class BinSums:
@@ -68,6 +71,23 @@ class BinSums:
             self.mean_confidence = sum_confidence.sum(0) / self.total
         self.error = sum_correct - sum_confidence  # Σz − Σc per bin
         self.size = np.where(self.present, n, 1.0)
+
+    # Per-bin quantities more than one kernel reads, each computed once per block of groups.
+
+    @cached_property
+    def bin_gap(self) -> np.ndarray:
+        """Each bin's accuracy − mean confidence, (Σz − Σc) / nₘ."""
+        return self.error / self.size
+
+    @cached_property
+    def bin_accuracy(self) -> np.ndarray:
+        """Each bin's accuracy, Σz / nₘ."""
+        return self.sum_correct / self.size
+
+    @cached_property
+    def reliability(self) -> np.ndarray:
+        """Σₘ (Σz − Σc)²/nₘ / n: ``brier_reliability``, whose root is ``rmsce``."""
+        return np.where(self.present, self.error * self.error / self.size, 0.0).sum(0) / self.total
 
 
 # Bin kernels: the *_from_bins builders ----------------------------------------------------
@@ -109,23 +129,23 @@ def ece_under_kernel(b: BinSums) -> np.ndarray:
 
 
 def mce_kernel(b: BinSums) -> np.ndarray:
-    """``mce``: maxₘ |Σz − Σc| / nₘ over the present bins."""
-    return np.where(b.present, np.abs(b.error) / b.size, -np.inf).max(0)
+    """``mce``: maxₘ |Σz − Σc| / nₘ over the present bins (|x / y| = |x| / y to the bit)."""
+    return np.where(b.present, np.abs(b.bin_gap), -np.inf).max(0)
 
 
 def brier_reliability_kernel(b: BinSums) -> np.ndarray:
     """``brier_reliability``: Σₘ (Σz − Σc)²/nₘ / n."""
-    return np.where(b.present, b.error * b.error / b.size, 0.0).sum(0) / b.total
+    return b.reliability
 
 
 def rmsce_kernel(b: BinSums) -> np.ndarray:
     """``rmsce``: the square root of ``brier_reliability``."""
-    return np.sqrt(brier_reliability_kernel(b))
+    return np.sqrt(b.reliability)
 
 
 def ece_debiased_kernel(b: BinSums) -> np.ndarray:
     """``ece_debiased``: Kumar et al.'s estimate (bins of one row contribute 0)."""
-    bin_gap, bin_accuracy = b.error / b.size, b.sum_correct / b.size
+    bin_gap, bin_accuracy = b.bin_gap, b.bin_accuracy
     term = bin_gap * bin_gap - bin_accuracy * (1 - bin_accuracy) / (b.size - 1)
     weighted = np.where(b.present & (b.n >= 2), b.n * term, 0.0)
     return np.sqrt(np.clip(weighted.sum(0) / b.total, 0.0, None))
@@ -139,7 +159,7 @@ def brier_top_kernel(b: BinSums) -> np.ndarray:
 
 def brier_resolution_kernel(b: BinSums) -> np.ndarray:
     """``brier_resolution``: Σₘ nₘ(Σz/nₘ − ā)² / n."""
-    spread = b.sum_correct / b.size - b.accuracy
+    spread = b.bin_accuracy - b.accuracy
     return np.where(b.present, b.n * spread * spread, 0.0).sum(0) / b.total
 
 
