@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
 import pytest
@@ -50,6 +52,32 @@ def test_differences_carry_p_and_q_values_per_family():
     expected = stats.false_discovery_control(one_way["p_value"].to_numpy(), method="bh")
     assert one_way["q_value"].to_numpy() == pytest.approx(expected)
     assert (table["q_value"] >= table["p_value"] - 1e-15).all()
+
+
+def test_each_study_is_its_own_family():
+    # two studies in one bootstrap: each study's q-values (per contrast and metric) are BH
+    # over its own p-values, as if the other study were not there
+    rng = np.random.default_rng(9)
+    rows = pl.concat(
+        [
+            frame_of(rng, models=("a", "b"), severities=(0.0, 0.4, 0.8)).with_columns(
+                study=pl.lit(study)
+            )
+            for study in ("first", "second")
+        ]
+    )
+    result = bootstrap(rows, replicates=200)
+    points = calibration(rows, CELL, proba=None).collect()
+    table = paired_differences(result, points, metrics=["gap"], baseline="a")
+    for study, contrast in itertools.product(("first", "second"), ("clean", "model")):
+        family = table.filter(
+            pl.col("study") == study,
+            pl.col("contrast") == contrast,
+            pl.col("p_value").is_not_null(),
+        )
+        assert family.height >= 3
+        expected = stats.false_discovery_control(family["p_value"].to_numpy(), method="bh")
+        assert family["q_value"].to_numpy() == pytest.approx(expected)
 
 
 def test_training_variation_widens_each_side_in_quadrature():

@@ -1931,6 +1931,8 @@ def _difference_tests(
     run side by side on threads: numpy's selection and comparisons release the GIL, and each
     metric's numbers depend on its own replicates only."""
 
+    families = [study == one for one in np.unique(study)]  # once: the studies are strings
+
     def test(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         values = available[name]
         lo, hi, p = (np.empty(len(index)) for _ in range(3))
@@ -1939,8 +1941,7 @@ def _difference_tests(
             lo[rows], hi[rows] = percentile_interval(replicate, alpha)
             p[rows] = bootstrap_p_values(replicate)
         q = np.full(len(p), np.nan)
-        for one in np.unique(study):
-            family = study == one
+        for family in families:
             q[family] = benjamini_hochberg(p[family])
         return lo, hi, p, q
 
