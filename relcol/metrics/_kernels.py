@@ -206,8 +206,9 @@ def reduce_bins(
     with np.errstate(invalid="ignore", divide="ignore"):
         for start, stop in itertools.pairwise(edges):
             block = BinSums(*(None if a is None else a[:, start:stop] for a in flat))
+            rows = block.total > 0
             for name, kernel in kernels.items():
-                values = np.where(block.total > 0, kernel(block), np.nan)
+                values = np.where(rows, kernel(block), np.nan)
                 out.setdefault(name, np.empty(groups, dtype=values.dtype))[start:stop] = values
     return {name: values.reshape(shape) for name, values in out.items()}
 
