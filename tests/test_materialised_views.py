@@ -20,7 +20,7 @@ from relcol.cli import main
 import relcol
 from relcol.store import Warehouse
 from relcol.store._sql import STORED, STORED_BINS, _settled, connect, needed
-from relcol.store._warehouse import STORE_ORDER, stored_file
+from relcol.store._warehouse import stored_file
 from tests.conftest import TINY
 from tests.test_recalibration import overconfident, softmax_file
 
@@ -90,11 +90,6 @@ def test_a_stored_view_equals_the_view_computed_from_rows(warehouse, view):
     if macro is not None:
         direct = answer(sources, f"SELECT * FROM {macro}('predictions')").select(stored.columns)
         same(stored, direct)
-
-
-def test_a_commit_stores_every_stored_view_once_in_its_order():
-    # the order the commit starts them in names each stored view once: none left unstored
-    assert sorted(STORE_ORDER) == sorted(STORED) and len(set(STORE_ORDER)) == len(STORED)
 
 
 @pytest.mark.parametrize("view", STORED)
