@@ -24,6 +24,7 @@ from relcol.analysis import (
     poisson_weight,
     poisson_weights,
     rank_metrics,
+    risk_coverage,
     seed_spread,
     with_intervals,
 )
@@ -302,6 +303,40 @@ def test_rows_order_and_chunks_do_not_change_anything():
         np.testing.assert_allclose(
             column(one.seeds, name), column(shuffled.seeds, name), atol=1e-12
         )
+
+
+@pytest.mark.parametrize(("points", "chunk_rows", "seed_rows"), [(50, None, None), (7, 300, 159)])
+def test_the_risk_coverage_grid_read_off_the_sorted_rows_is_the_curves(
+    points, chunk_rows, seed_rows, monkeypatch
+):
+    # the grid the report reads off the rows the bootstrap sorts (ties broken by sample,
+    # seed and repeat there, not at all in the curve's own sort) has the curve's bits; in
+    # chunks of a cell or two, and for cells too large to split, read after the replicates
+    rng = np.random.default_rng(21)
+    rows = pl.concat(
+        [
+            frame_of(rng, models=("b", "a"), decimals=1),  # few levels, many ties
+            frame_of(rng, models=("a",), severities=(0.0,), decimals=None, study="r"),
+            frame_of(rng, models=("a",), severities=(0.3,), samples=5, study="r"),
+        ]
+    ).sample(fraction=1.0, shuffle=True, seed=2)
+    if seed_rows is not None:
+        monkeypatch.setattr(_bootstrap, "SEED_ROWS", seed_rows)
+    options = {} if chunk_rows is None else {"chunk_rows": chunk_rows}
+    result = bootstrap(rows, replicates=5, curve_points=points, **options)
+    expected = risk_coverage(metrics.selective_curve(rows, CELL), points=points).collect()
+    assert expected.height == points * result.cells.height
+    assert_frame_equal(result.risk_coverage, expected, check_exact=True)
+    assert bootstrap(rows, replicates=5).risk_coverage is None
+    with pytest.raises(ParameterError, match="curve_points"):
+        bootstrap(rows, replicates=5, curve_points=-1)
+
+
+def test_the_risk_coverage_grid_of_no_rows_has_the_curves_columns():
+    rows = frame_of(np.random.default_rng(5), models=("a",), severities=(0.0,)).clear()
+    expected = risk_coverage(metrics.selective_curve(rows, CELL)).collect()
+    got = bootstrap(rows, replicates=5, curve_points=50).risk_coverage
+    assert got.is_empty() and got.schema == expected.schema
 
 
 @pytest.mark.parametrize("kept", [("width",), ("mass",), ()])

@@ -206,7 +206,10 @@ def confidence_histograms(calibration_bins: pl.DataFrame) -> pl.DataFrame:
 
 
 def risk_coverage(
-    selective_curve: pl.LazyFrame | pl.DataFrame, *, points: int = 50
+    selective_curve: pl.LazyFrame | pl.DataFrame,
+    *,
+    points: int = 50,
+    by: Sequence[str] = (*KEYS, "score"),
 ) -> pl.LazyFrame:
     """The risk–coverage curve of every cell at coverages 1/points, 2/points … 1.
 
@@ -218,11 +221,14 @@ def risk_coverage(
         (as ``relcol.metrics.selective_curve`` and the SQL view give them).
     points
         Grid size K >= 1.
+    by
+        The columns that tell the curve's cells apart (default: the cell keys and
+        ``score``; a cell id will do).
 
     Returns
     -------
     polars.LazyFrame
-        The cell keys, ``score``, ``coverage`` (the grid value κ), ``risk`` and
+        The ``by`` columns (by default the cell keys and ``score``), ``coverage`` (the grid value κ), ``risk`` and
         ``threshold`` of the curve point with the smallest coverage ≥ κ, and
         ``oracle_risk`` (:func:`oracle_risk` at κ from the cell's risk at full coverage, the
         figures' dotted curve); K rows per cell, the cells in the curve's order, coverage
@@ -240,7 +246,7 @@ def risk_coverage(
     [(0.25, 0.0), (0.5, 0.3333333333333333), (0.75, 0.3333333333333333), (1.0, 0.5)]
     """
     check_int("points", points)
-    keys = [*KEYS, "score"]
+    keys = list(by)
     first, reached = pl.col("__first"), pl.col("__reached")
     j = pl.col("__j")
     return (

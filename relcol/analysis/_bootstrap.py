@@ -70,6 +70,7 @@ from threadpoolctl import threadpool_limits
 
 from relcol._cluster import available_cores
 from relcol._memory import release_freed_memory
+from relcol.analysis._bins import risk_coverage
 from relcol.analysis._multiplicity import benjamini_hochberg, bootstrap_p_values
 from relcol.checks import check_int, check_interval, check_seed
 from relcol.errors import ParameterError
@@ -95,6 +96,7 @@ from relcol.metrics import (
     rank_metrics,
     replicated,
     rows_by_key,
+    sorted_curve,
     stream_key,
     uniform,
     weighted_rank_metrics,
@@ -343,6 +345,10 @@ class Replicates:
     bin_samples, bin_accuracy
         Binning → (cells × M): the distinct test samples with a row in each bin, and the
         bin's accuracy (NaN for an empty bin), for the per-bin intervals.
+    risk_coverage
+        With ``bootstrap``'s ``curve_points`` K > 0, each cell's risk–coverage curve at
+        coverages 1/K … 1 (``relcol.analysis.risk_coverage`` of its ``selective_curve``, the
+        same table), cells in ``cells``' order; else None.
     """
 
     cells: pl.DataFrame
@@ -356,6 +362,7 @@ class Replicates:
     bin_samples: Mapping[str, np.ndarray] = field(default_factory=dict)
     bin_accuracy: Mapping[str, np.ndarray] = field(default_factory=dict)
     keys: tuple[str, ...] = field(default=CELL)
+    risk_coverage: pl.DataFrame | None = None
 
 
 def bootstrap(
@@ -372,6 +379,7 @@ def bootstrap(
     chunk_rows: int = BOOTSTRAP_ROWS,
     each_run: Callable | None = None,
     bin_replicates: Collection[str] = BINNINGS,
+    curve_points: int = 0,
 ) -> Replicates:
     """Paired Poisson bootstrap replicates of every metric of every cell of ``frame``.
 
@@ -409,6 +417,10 @@ def bootstrap(
         The binnings whose per-bin accuracy replicates are kept (``Replicates.bins``): at
         B = 1000 and M = 15 each takes 60 kB per cell, and the report reads the equal-width
         ones alone. Every other output is the same whatever they are.
+    curve_points
+        K > 0: also each cell's risk–coverage curve at coverages 1/K … 1
+        (``Replicates.risk_coverage``), read off the rows as they are sorted here for the
+        rank metrics, where the metric tables would sort them again; 0 (default): none.
 
     Returns
     -------
@@ -417,6 +429,7 @@ def bootstrap(
     replicates = _check_int("replicates", replicates, 1)
     bins = _check_int("bins", bins, 1)
     levels = _check_int("levels", levels, 2)
+    curve_points = check_int("curve_points", curve_points, 0)
     check_seed(seed)
     if isinstance(bin_replicates, str):
         bin_replicates = (bin_replicates,)
@@ -437,7 +450,7 @@ def bootstrap(
         cells.select(*keys, pl.col("n").cast(pl.Int64)).sort(keys, nulls_last=True)
     ).with_row_index("cell")
     cells = counts.select(keys)
-    context = _Context(replicates, bins, seed, levels, coverage, risk, proba, kept)
+    context = _Context(replicates, bins, seed, levels, coverage, risk, proba, kept, curve_points)
     work = _ChunkWork(context, chunk_rows)
     runs = [work(lazy, counts)] if each_run is None else each_run(counts, work)
     parts = [part for run in runs for part in run]
@@ -471,6 +484,9 @@ def bootstrap(
         .sort("cell", "seed")
         .select(*keys, "seed", pl.exclude("cell", "seed", *keys))
     )
+    curve = None
+    if curve_points:
+        curve = pl.concat([p.curve for p in parts]) if parts else _empty_curve(counts)
     return Replicates(
         cells,
         values,
@@ -482,6 +498,7 @@ def bootstrap(
         bin_values,
         bin_samples,
         bin_accuracy,
+        risk_coverage=curve,
     )
 
 
@@ -510,6 +527,8 @@ class _Context:
     proba: bool
     # the binnings whose per-bin replicates are kept (the others: their point alone)
     kept_bins: tuple[str, ...] = BINNINGS
+    # K of the risk–coverage curve read off the sorted rows (0: none)
+    curve_points: int = 0
     # the last block's weights: consecutive chunks of one dataset reuse them
     cache: dict = field(default_factory=dict, compare=False)
 
@@ -519,6 +538,7 @@ class _Part:
     values: dict[str, np.ndarray]
     points: dict[str, np.ndarray]
     seeds: pl.DataFrame
+    curve: pl.DataFrame | None = None
 
 
 def _check_int(name: str, value: object, low: int) -> int:
@@ -544,25 +564,52 @@ def _chunk(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> _Part:
             seeds.append(_seed_values(rows.slice(starts[a], starts[a + n] - starts[a]), ctx))
         return pl.concat(seeds, how="vertical")
 
+    def beside() -> tuple[pl.DataFrame | None, pl.DataFrame | None]:
+        seeds = seed_values()
+        return seeds, None if stop.is_set() else _curve(rows, cells, ctx)
+
     if max((starts[a + n] - starts[a] for a, n in spans), default=0) > SEED_ROWS:
         # a cell of more rows than SEED_ROWS, whose per-seed values cannot be split: beside
         # the products their memory would add to the products' (10⁷ rows of one cell: 4.40 GB
         # against 3.15 GB), and its product keeps both cores busy on its own
         values, points = _replicates(rows, cells, cell, starts, ctx)
-        return _Part(values, points, seed_values())
+        return _Part(values, points, *beside())
     # The per-seed values (Polars) run beside the replicates' products (numpy and BLAS),
     # which leave the cores idle between their batches. A kernel that the per-seed values
     # compile off the main thread is not held from Ctrl-C (``held_while_compiling``), and
     # needs not be: Python delivers the signal to the main thread, never inside this
     # thread's compilation.
     with ThreadPoolExecutor(1) as side:
-        seeds = side.submit(seed_values)
+        done = side.submit(beside)
         try:
             values, points = _replicates(rows, cells, cell, starts, ctx)
-            return _Part(values, points, seeds.result())
+            return _Part(values, points, *done.result())
         except BaseException:
             stop.set()
             raise
+
+
+def _curve(rows: pl.DataFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFrame | None:
+    """The chunk's rows of ``Replicates.risk_coverage`` (None without ``curve_points``):
+    ``risk_coverage`` of the cells' curves, read off their rows in ``_rows``' order."""
+    if not ctx.curve_points:
+        return None
+    curve = sorted_curve(rows.select("cell", "c", "z"), "cell")
+    return (
+        risk_coverage(curve, points=ctx.curve_points, by=("cell", "score"))
+        .join(cells.lazy().select("cell", *CELL), on="cell", how="left", maintain_order="left")
+        .sort("cell", maintain_order=True)
+        .select(*CELL, pl.exclude("cell", *CELL))
+        .collect()
+    )
+
+
+def _empty_curve(counts: pl.DataFrame) -> pl.DataFrame:
+    """``Replicates.risk_coverage`` of no cells."""
+    measures = dict.fromkeys(("coverage", "risk", "threshold", "oracle_risk"), pl.Float64)
+    return pl.DataFrame(
+        schema={k: counts.schema[k] for k in CELL} | {"score": pl.String} | measures
+    )
 
 
 def _replicates(

@@ -37,6 +37,7 @@ from relcol.analysis._thresholds import (
 )
 from relcol.analysis._training import SCOPES, with_training_variation
 from relcol.analysis._trends import TREND_METRICS, trends
+from relcol.checks import check_int
 from relcol.errors import ParameterError
 from relcol.metrics import REGISTRY
 from relcol.store import CELL
@@ -63,6 +64,7 @@ class _Options(NamedTuple):
     risk: float | None
     intervals: str
     each_run: Callable | None
+    curve_points: int
 
 
 def statistical_tables(
@@ -84,6 +86,7 @@ def statistical_tables(
     compare: str | Sequence[str] | None = None,
     baseline: str | None = None,
     each_run: Callable | None = None,
+    curve_points: int = 0,
 ) -> dict[str, pl.DataFrame]:
     """Intervals, spread, differences, trends and thresholds for a study's tables.
 
@@ -114,6 +117,10 @@ def statistical_tables(
         others (a comma-separated string or a sequence) or is ``"all"`` for every pair.
     each_run
         Where the bootstrap's runs of cells are computed (``bootstrap``; default: here).
+    curve_points
+        K > 0: also ``risk_coverage``, each cell's risk–coverage curve at coverages
+        1/K … 1 (``relcol.analysis.risk_coverage`` of its ``selective_curve``), read off the
+        rows the bootstrap sorts anyway (``bootstrap``'s ``curve_points``); 0: not made.
 
     Returns
     -------
@@ -123,7 +130,8 @@ def statistical_tables(
         headline metrics), ``calibration_bins`` (when given) with each bin's
         ``accuracy_lo``/``accuracy_hi``, plus ``seeds`` (per cell × seed values), ``differences``
         (paired: vs clean and vs the reference models), ``trends``, ``evidence`` (per cell, the
-        estimates and one-sided bounds the verdicts are decided from) and ``thresholds``.
+        estimates and one-sided bounds the verdicts are decided from) and ``thresholds``;
+        and ``risk_coverage`` with ``curve_points``.
     """
     if intervals not in SCOPES:
         raise ParameterError(
@@ -147,6 +155,7 @@ def statistical_tables(
         risk,
         intervals,
         each_run,
+        check_int("curve_points", curve_points, 0),
     )
     batches = model_batches(calibration, references)
     if len(batches) == 1:
@@ -184,6 +193,7 @@ def _one_pass(
         cells=calibration.select(*list(CELL), "n"),
         each_run=o.each_run,
         bin_replicates=("width",),  # the MCE's judged bins; the equal-mass ones go unread
+        curve_points=o.curve_points,
     )
     out: dict[str, pl.DataFrame] = {}
     for name, metrics in TABLES.items():
@@ -216,6 +226,8 @@ def _one_pass(
             maintain_order="left",
         )
     out["seeds"] = result.seeds
+    if result.risk_coverage is not None:
+        out["risk_coverage"] = result.risk_coverage
     out["differences"] = paired_differences(
         result, points, o.alpha, compare=compare, baseline=baseline
     )
@@ -301,6 +313,8 @@ def _batched(one, batches, rows, tables, samples, rule, o: _Options) -> dict:
             out[name] = _in_order(out[name], order, [*keys, *extra])
     cells = tables["calibration"].select(keys).sort(keys, nulls_last=True)
     out["seeds"] = out["seeds"].sort([*keys, "seed"], nulls_last=True)
+    if "risk_coverage" in out:  # each cell's grid as it came, the cells sorted by their keys
+        out["risk_coverage"] = _in_order(out["risk_coverage"], cells.with_row_index("_order"), keys)
     curve = [k for k in keys if k != "severity"]
     curves = cells.select(curve).unique(maintain_order=True).with_row_index("_order")
     out["trends"] = _in_order(out["trends"], curves, curve)

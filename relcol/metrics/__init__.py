@@ -157,6 +157,7 @@ from relcol.metrics._selective import (
     risk_at_coverage,
     selective,
     selective_curve,
+    sorted_curve,
 )
 from relcol.metrics._sorting import cell_sorted, rows_by_key
 from relcol.metrics._statistics import BINNINGS, bin_sums, bin_terms, calibration_bins
@@ -299,6 +300,7 @@ __all__ = [
     "run_rows",
     "selective",
     "selective_curve",
+    "sorted_curve",
     "stream_key",
     "uniform",
     "view_metrics",

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+import numpy as np
 import polars as pl
 
 from relcol.checks import check_keys, check_share
@@ -282,6 +283,29 @@ def selective(
     cells, rows, ordered = scored_rows("selective", frame, by, score, confidence, correct, proba)
     table = selective_cells(rows, levels(ordered), score, coverage, risk)
     return with_keys(table, cells, check_keys(by))
+
+
+def sorted_curve(rows: pl.DataFrame, cell: str) -> pl.LazyFrame:
+    """The ``selective_curve`` of every cell of rows already sorted by the cell id ``cell``
+    and the confidence, both ascending (as ``cell_sorted`` orders them; equal confidences in
+    any order), without sorting them again: ``rows`` has ``cell``, ``c`` (the confidence,
+    Float64) and ``z`` (1.0 right, 0.0 wrong). The same levels, so the same columns and
+    values, keyed by ``cell`` in place of the cell keys, the cells in descending order
+    (each one's levels from the highest threshold down, as ``selective_curve`` gives them).
+    """
+    ids = rows.get_column(cell).to_numpy()
+    n = len(ids)
+    first = np.ones(n, dtype=bool)
+    first[1:] = ids[1:] != ids[:-1]
+    start = np.flatnonzero(first)
+    size = np.diff(np.append(start, n))
+    # ``levels`` reads the rows highest first, with each row's rank r in the ascending order
+    ordered = rows.select(pl.col(cell).alias(CELL_ID), "c", "z").with_columns(
+        n_cell=pl.Series(np.repeat(size, size), dtype=pl.Int64),
+        r=pl.Series(np.arange(n) - np.repeat(start, size), dtype=pl.Int64),
+    )
+    ordered = ordered.reverse().lazy()
+    return curve_levels(ordered, levels(ordered), "confidence").rename({CELL_ID: cell})
 
 
 def curve_levels(rows: pl.LazyFrame, level: pl.LazyFrame, score: str) -> pl.LazyFrame:

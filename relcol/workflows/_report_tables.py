@@ -113,7 +113,10 @@ def report_tables(
         models = wh.sql("SELECT DISTINCT model FROM predictions WHERE study = ?", [study])
         model_references(sorted(models["model"].drop_nulls()), compare, baseline)
     with chunk_runner(wh, study, backend, jobs) as chunks, ExitStack() as stack:
-        metric_tables, cells = _metric_tables(wh, study, bins=bins, chunks=chunks)
+        # with a bootstrap, the risk–coverage grid is read off the rows it sorts anyway
+        metric_tables, cells = _metric_tables(
+            wh, study, bins=bins, chunks=chunks, curve=not bootstrap
+        )
         # the rows the study's commit stored (the view's SQL, equal to the Polars table to
         # about 1e−15) are read; without them, consistency is mostly serial Polars work,
         # computed beside the statistical layer on the core the bootstrap leaves idle (on
@@ -150,8 +153,11 @@ def report_tables(
                 compare=compare,
                 baseline=baseline,
                 each_run=chunks.each_run if isinstance(chunks, Runner) else None,
+                curve_points=CURVE_POINTS,
             )
             tables |= layer
+            # listed with the metric tables (the page's list of files), as without the layer
+            tables = {name: tables[name] for name in [*metric_tables, "risk_coverage"]} | tables
             tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
             if "multilabel" in tables:  # per label, micro and macro, paired over samples
                 tables |= multilabel_statistics(
@@ -194,24 +200,28 @@ def _check_margin(margin: object) -> float:
 
 #: Monte Carlo draws R behind ``ece_null`` in the report's calibration table.
 ECE_NULL_DRAWS = 100
+#: Coverages 1/K … 1 of the report's ``risk_coverage`` table: K.
+CURVE_POINTS = 50
 
 
 def _metric_tables(
-    wh: Warehouse, study: str, *, bins: int, chunks: Chunks | None = None
+    wh: Warehouse, study: str, *, bins: int, chunks: Chunks | None = None, curve: bool = True
 ) -> tuple[dict[str, pl.DataFrame], pl.DataFrame]:
     """``calibration`` (with its ``bins``), ``calibration_bins``, ``discrimination``,
-    ``selective`` and ``risk_coverage`` (the curve on a coverage grid) of one study, and each
-    cell's rows ``n`` and distinct test samples (``samples``), which the reliability intervals
-    and the later chunked steps need.
+    ``selective`` and, with ``curve``, ``risk_coverage`` (the curve on a coverage grid) of one
+    study, and each cell's rows ``n`` and distinct test samples (``samples``), which the
+    reliability intervals and the later chunked steps need. Without ``curve`` the statistical
+    layer reads the grid off the rows its bootstrap sorts (``statistical_tables``'
+    ``curve_points``), and nothing here sorts them.
 
     The first four are the rows the study's commit stored (``Warehouse.stored``: the views'
     SQL, equal to the Polars tables to about 1e−9 relative) when the report asks for the bins
-    and ECE₀ draws they were stored at; otherwise, and for ``risk_coverage`` always, they are
-    computed together: one scan of the rows and one sort per cell for all of them, one chunk
-    of whole cells at a time (``by_chunks``; ``chunks``: elsewhere, per chunk of whole cells).
-    With the four stored, the curve is computed alone, from the rows sorted by cell and
-    confidence only (the other tables' sort also breaks ties by sample, seed and repeat, for
-    the equal-mass bins): the same counts, so the same table."""
+    and ECE₀ draws they were stored at; otherwise they and the curve are computed together:
+    one scan of the rows and one sort per cell for all of them, one chunk of whole cells at a
+    time (``by_chunks``; ``chunks``: elsewhere, per chunk of whole cells). With the four
+    stored, the curve is computed alone, from the rows sorted by cell and confidence only
+    (the other tables' sort also breaks ties by sample, seed and repeat, for the equal-mass
+    bins): the same counts, so the same table."""
     names = ("calibration", "calibration_bins", "discrimination", "selective")
     predictions = wh.predictions(study)
     cells = cells_of(predictions)
@@ -225,16 +235,19 @@ def _metric_tables(
 
     def plans(rows: pl.LazyFrame) -> list[pl.LazyFrame]:
         if not computed:  # the curve alone: its rows sorted by confidence, no tie-break
-            return [risk_coverage(metrics.selective_curve(rows, CELL))]
+            return [risk_coverage(metrics.selective_curve(rows, CELL), points=CURVE_POINTS)]
         lazy = metrics.metric_tables(rows, CELL, bins=bins, draws=ECE_NULL_DRAWS)
-        return [*(lazy[name] for name in computed), risk_coverage(lazy["selective_curve"])]
+        grid = [risk_coverage(lazy["selective_curve"], points=CURVE_POINTS)] if curve else []
+        return [*(lazy[name] for name in computed), *grid]
 
-    if chunks is None:
-        frames = by_chunks(predictions, cells, CELL, plans)
-    else:
-        frames = chunks(cells, plans)
-    tables = stored or dict(zip(names, frames[:-1], strict=True))
-    tables["risk_coverage"] = frames[-1]
+    frames = []
+    if computed or curve:
+        frames = (
+            by_chunks(predictions, cells, CELL, plans) if chunks is None else chunks(cells, plans)
+        )
+    tables = stored or dict(zip(names, frames[: len(names)], strict=True))
+    if curve:
+        tables["risk_coverage"] = frames[-1]
     tables["calibration"] = tables["calibration"].with_columns(bins=pl.lit(bins, pl.Int32))
     return tables, cells
 
