@@ -245,3 +245,23 @@ def test_values_equal_but_for_summation_order_are_ties_regression_last_bits():
     jittered = equal + np.array([0, 1, -1, 2, 0, -2, 1, 0, -1]) * np.spacing(0.8)
     assert np.isnan(spearman(x, jittered)[0]) and np.isnan(spearman(x, equal)[0])
     assert np.isnan(spearman_rows(x, np.vstack([jittered, equal]))).all()
+
+
+def test_the_t_and_normal_quantiles_from_scipy_special_have_scipy_stats_bits():
+    # a report does not import scipy.stats (0.7 s): its t tail and quantile and its normal
+    # quantile are the scipy.special functions scipy.stats calls, with the same bits
+    from scipy import special
+
+    from relcol.analysis._trends import _t_p
+
+    rng = np.random.default_rng(8)
+    for n in range(3, 60):
+        rho = float(rng.uniform(-0.999, 0.999))
+        t = rho * np.sqrt((n - 2) / ((1.0 - rho) * (1.0 + rho)))
+        assert _t_p(rho, n) == float(2 * stats.t.sf(abs(t), n - 2))
+    alphas = np.array([0.001, 0.01, 0.05, 0.1, 0.2, 0.5])
+    for df in (1.0, 2.0, 3.0, 4.0, 9.0, 29.0, 1000.0):
+        np.testing.assert_array_equal(
+            special.stdtrit(df, 1 - alphas / 2), stats.t.ppf(1 - alphas / 2, df)
+        )
+    np.testing.assert_array_equal(special.ndtri(1 - alphas / 2), stats.norm.ppf(1 - alphas / 2))

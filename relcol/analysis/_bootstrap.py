@@ -65,7 +65,7 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sparse
 import scipy.sparse.csgraph as csgraph
-from scipy import stats
+from scipy import special
 from threadpoolctl import threadpool_limits
 
 from relcol._cluster import available_cores
@@ -1689,7 +1689,7 @@ def proportion_interval(
     """
     p = np.asarray(accuracy, dtype=np.float64)
     n = np.asarray(samples, dtype=np.float64)
-    z = float(stats.norm.ppf(1 - alpha / 2))
+    z = float(special.ndtri(1 - alpha / 2))  # the normal quantile, as stats.norm.ppf
     with np.errstate(invalid="ignore", divide="ignore"):
         z2n = z * z / n
         centre = (p + z2n / 2) / (1 + z2n)

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
-from scipy import optimize, special
+from scipy import special
 
 from relcol.analysis._scores import binary_scores
 from relcol.checks import check_interval
@@ -169,6 +169,8 @@ def fit_map(
             value = float(np.mean(np.logaddexp(0, t) - target * t))
             residual = q - target
             return value, np.array([np.mean(residual * s), np.mean(residual)])
+
+        from scipy import optimize  # a third of a second to import: fitting a map alone needs it
 
         fit = optimize.minimize(loss, np.array([1.0, 0.0]), jac=True, method="L-BFGS-B")
         return RecalibrationMap(method, "", n, {"a": float(fit.x[0]), "b": float(fit.x[1])})
@@ -419,6 +421,8 @@ def _bernoulli_nll(t: np.ndarray, z: np.ndarray) -> float:
 
 def _minimise_log_t(nll) -> float:
     """T in [e^−6, e^6] minimising ``nll(log T)`` (bounded Brent; deterministic)."""
+    from scipy import optimize
+
     fit = optimize.minimize_scalar(
         nll, bounds=(-6.0, 6.0), method="bounded", options={"xatol": 1e-10}
     )

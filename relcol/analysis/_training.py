@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import polars as pl
-from scipy import stats
+from scipy import special
 
 #: What an interval covers, per ``intervals`` option of the report.
 SCOPES = {
@@ -68,7 +68,7 @@ def with_training_variation(
         count = out[f"_seeds_{name}"].fill_null(0).to_numpy().astype(np.float64)
         sd = out[f"_sd_{name}"].cast(pl.Float64).fill_null(np.nan).to_numpy()
         with np.errstate(invalid="ignore", divide="ignore"):
-            t = stats.t.ppf(1 - alpha / 2, np.maximum(count - 1, 1))
+            t = special.stdtrit(np.maximum(count - 1, 1), 1 - alpha / 2)  # stats.t.ppf
             extra = np.where(count >= 2, t * sd / np.sqrt(count), 0.0)
         extra = np.nan_to_num(extra, nan=0.0)
         value = out[name].cast(pl.Float64).fill_null(np.nan).to_numpy()

@@ -34,7 +34,7 @@ from functools import lru_cache
 
 import numpy as np
 import polars as pl
-from scipy import stats
+from scipy import special
 
 from relcol.analysis._bootstrap import ALPHA, Replicates, percentile_interval
 from relcol.analysis._multiplicity import bootstrap_p_values
@@ -108,7 +108,7 @@ TIE_DECIMALS = 12
 
 
 def _centred_ranks(values: np.ndarray) -> np.ndarray:
-    ranks = stats.rankdata(np.round(values, TIE_DECIMALS))  # mid-ranks for ties
+    ranks = _row_ranks(np.round(values, TIE_DECIMALS)[None, :])[0]  # mid-ranks for ties
     return ranks - ranks.mean()
 
 
@@ -116,7 +116,7 @@ def _t_p(rho: float, n: int) -> float:
     if abs(rho) >= 1.0:
         return 0.0
     t = rho * np.sqrt((n - 2) / ((1.0 - rho) * (1.0 + rho)))
-    return float(2 * stats.t.sf(abs(t), n - 2))
+    return float(2 * special.stdtr(n - 2, -abs(t)))  # Student's t upper tail, as stats.t.sf
 
 
 def _exact_p(rx: np.ndarray, ry: np.ndarray) -> float:
@@ -191,9 +191,13 @@ SHORT_ROWS = 32
 
 
 def _row_ranks(values: np.ndarray) -> np.ndarray:
-    """Each row's mid-ranks (rows × n, no NaN), as ``stats.rankdata(values, axis=1)``."""
-    if values.shape[1] > SHORT_ROWS or values.size == 0:
-        return stats.rankdata(values, axis=1)
+    """Each row's mid-ranks (rows × n), as ``scipy.stats.rankdata(values, axis=1)``, which
+    ranks long rows and rows with a NaN (imported there alone: scipy.stats takes most of a
+    second to import, a report's trends do not need it)."""
+    if values.shape[1] > SHORT_ROWS or values.size == 0 or np.isnan(values).any():
+        from scipy.stats import rankdata
+
+        return rankdata(values, axis=1)
     from relcol.analysis._compiled import mid_ranks  # numba: on first use only
 
     return mid_ranks(np.ascontiguousarray(values, dtype=np.float64))

@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import log_expit, logit, logsumexp
 
 from relcol import checks
@@ -225,6 +224,8 @@ def solve_intercept(eta: np.ndarray, d: float) -> float:
     f_lo, f_hi = f(lo), f(hi)
     if f_lo * f_hi > 0:  # d within rounding of 0 or 1: both ends already meet d to float precision
         return lo if abs(f_lo) <= abs(f_hi) else hi
+    from scipy.optimize import brentq  # imported where a rate is fitted: a third of a second
+
     return brentq(f, lo, hi, xtol=1e-14, maxiter=500)
 
 
