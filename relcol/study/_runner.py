@@ -32,7 +32,7 @@ from threadpoolctl import threadpool_limits
 from relcol.corruption import OPERATORS, Corrupted, TrainingStats, resolve_names
 from relcol.data import Dataset, load_dataset
 from relcol.errors import InputError, SpecError
-from relcol.models import ModelSpec, fit_frozen
+from relcol.models import FrozenModel, ModelSpec, fit_frozen
 from relcol.store import IngestResult, Staging, Warehouse, content_id, write_part_file
 from relcol.study._numerics import numerics, versions
 from relcol.study._parallel import check_backend, run_tasks
@@ -41,9 +41,14 @@ from relcol.study._spec import CorruptionSpec, Study
 
 @dataclass(frozen=True)
 class _Draws:
-    """One corruption's draws at every non-zero severity and repeat, stacked row-wise."""
+    """One corruption's draws at every non-zero severity and repeat, stacked row-wise: each
+    draw a block of the test set's rows in their order, ``changed`` telling the rows whose
+    features differ from their clean test row (in any byte) and ``X`` holding those rows'
+    features alone. The others (every row of a label-noise draw, the rows an amputation
+    spared) are the clean input, whose prediction every model has already made."""
 
     X: np.ndarray
+    changed: np.ndarray
     y: np.ndarray
     severity: np.ndarray
     repeat: np.ndarray
@@ -205,7 +210,7 @@ def _fit_predict_write(
             )
             d = shared.draws[c.id]
             if len(d.y):
-                proba = frozen.predict_proba(d.X)
+                proba = _predicted(frozen, d, clean)
                 parts.append(_rows(ds, c, proba, 1, y=d.y, severity=d.severity, repeat=d.repeat))
     frame = pl.concat(parts).with_columns(
         study=pl.lit(shared.study),
@@ -214,6 +219,18 @@ def _fit_predict_write(
         run_id=pl.lit(shared.run_id),
     )
     return write_part_file(frame, path), numerics()
+
+
+def _predicted(frozen: FrozenModel, d: _Draws, clean: np.ndarray) -> np.ndarray:
+    """The model's probabilities for every row of the draws ``d``: its prediction of the
+    clean test set (``clean``) where a row is its clean test row, and a prediction of the
+    changed rows alone elsewhere. Predicting an unchanged row again could give other last
+    bits (a BLAS product's summation order depends on the shape of the batch): its clean
+    prediction is the model's answer to that input."""
+    proba = clean[np.arange(len(d.changed)) % len(clean)]
+    if len(d.X):
+        proba[d.changed] = frozen.predict_proba(d.X)
+    return proba
 
 
 def _merged(environments: list[dict[str, str]]) -> dict[str, str]:
@@ -286,13 +303,27 @@ def _draw(
                 }
             )
     p = ds.X_test.shape[1]
+    X = np.concatenate(blocks_X) if blocks_X else np.empty((0, p), dtype=ds.X_test.dtype)
+    changed = _changed_rows(X, ds.X_test)
     return _Draws(
-        X=np.concatenate(blocks_X) if blocks_X else np.empty((0, p)),
+        X=X[changed],
+        changed=changed,
         y=np.concatenate(blocks_y) if blocks_y else np.empty(0, dtype=np.int32),
         severity=np.concatenate(sev) if sev else np.empty(0),
         repeat=np.concatenate(rep) if rep else np.empty(0, dtype=np.int32),
         log=log,
     )
+
+
+def _changed_rows(X: np.ndarray, clean: np.ndarray) -> np.ndarray:
+    """Which rows of ``X`` (blocks of the clean test set's rows, in its order) differ from
+    their clean row in any byte: a NaN where the clean row has one is unchanged, a −0.0
+    where it has 0.0 changed."""
+    if X.dtype != clean.dtype or X.shape[1:] != clean.shape[1:] or not X.size:
+        return np.ones(len(X), dtype=bool)
+    row = np.dtype((np.void, X.dtype.itemsize * X.shape[1]))
+    blocks = np.ascontiguousarray(X).view(row).reshape(-1, len(clean))
+    return (blocks != np.ascontiguousarray(clean).view(row).reshape(1, -1)).ravel()
 
 
 def _same(a: Corrupted, b: Corrupted) -> bool:
