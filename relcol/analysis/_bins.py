@@ -228,10 +228,10 @@ def risk_coverage(
     Returns
     -------
     polars.LazyFrame
-        The ``by`` columns (by default the cell keys and ``score``), ``coverage`` (the grid value κ), ``risk`` and
-        ``threshold`` of the curve point with the smallest coverage ≥ κ, and
-        ``oracle_risk`` (:func:`oracle_risk` at κ from the cell's risk at full coverage, the
-        figures' dotted curve); K rows per cell, the cells in the curve's order, coverage
+        The ``by`` columns (by default the cell keys and ``score``), ``coverage`` (the grid
+        value κ), ``risk`` and ``threshold`` of the curve point with the smallest coverage ≥ κ,
+        and ``oracle_risk`` (:func:`oracle_risk` at κ from the cell's risk at full coverage,
+        the figures' dotted curve); K rows per cell, the cells in the curve's order, coverage
         ascending. Grid values past a curve that stops short of coverage 1 have no risk.
 
     Examples

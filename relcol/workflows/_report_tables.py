@@ -212,7 +212,7 @@ def _metric_tables(
     study, and each cell's rows ``n`` and distinct test samples (``samples``), which the
     reliability intervals and the later chunked steps need. Without ``curve`` the statistical
     layer reads the grid off the rows its bootstrap sorts (``statistical_tables``'
-    ``curve_points``), and nothing here sorts them.
+    ``curve_points``), and with the four tables below stored nothing here reads the rows.
 
     The first four are the rows the study's commit stored (``Warehouse.stored``: the views'
     SQL, equal to the Polars tables to about 1e−9 relative) when the report asks for the bins
