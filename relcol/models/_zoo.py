@@ -237,9 +237,13 @@ class FrozenModel:
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Class probabilities (n × K, float64) for all K classes of the dataset.
 
-        A class absent from the bootstrap resample gets probability 0. Each row's
-        probabilities depend on that row alone, so predicting in blocks of rows
-        (``Recipe.predict_bytes``) gives the same bits as predicting all at once.
+        A class absent from the bootstrap resample gets probability 0. A tree model's scores
+        of a row depend on that row alone, and predicting in blocks of many rows
+        (``Recipe.predict_bytes``) gives the same bits as predicting all at once (a test holds
+        it). A batch of one row or a few may differ in the last bit of a probability (numpy's
+        exp takes another path on a short array), and a model whose prediction is a BLAS
+        product (logistic regression, the MLP) by about 1e−15 between batches: the ingest
+        predicts a row once, and gives a row a corruption left unchanged its clean prediction.
         """
         limit = ZOO[self.spec.name].predict_bytes
         step = max(1, len(X) if limit is None else limit // max(X[:1].nbytes, 1))
