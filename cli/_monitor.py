@@ -144,7 +144,7 @@ def _varying(frame) -> list[str]:
 
 
 def periods_text(metrics) -> str:
-    """One line per stream × period: n, accuracy [interval], ECE, MCE, Brier."""
+    """One line per stream × period: n, accuracy [interval], ECE, MCE, the top-label Brier."""
     varying = _varying(metrics)
     lines = []
     for row in metrics.iter_rows(named=True):
@@ -154,7 +154,7 @@ def periods_text(metrics) -> str:
         lines.append(
             f"{_stream_name(row, varying)}  {row['period']}  n {row['n']}  {accuracy}  "
             f"confidence {row['mean_confidence']:.3f}  ECE {row['ece']:.3f}  "
-            f"MCE {row['mce']:.3f}  Brier {row['brier_top']:.3f}"
+            f"MCE {row['mce']:.3f}  brier_top {row['brier_top']:.3f}"
         )
     return "\n".join(lines)
 

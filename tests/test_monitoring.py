@@ -224,6 +224,18 @@ def test_the_view_and_the_metrics_match_a_hand_worked_example(tmp_path):
     for column in ("accuracy", "mean_confidence", "ece", "mce", "brier_top"):
         assert python[column].to_list() == pytest.approx(view[column].to_list(), abs=1e-12)
     assert python["n"].to_list() == [4, 4]
+    done = CliRunner().invoke(
+        main, ["monitor", "--warehouse", str(tmp_path / "wh"), "--bootstrap", "0"]
+    )
+    assert done.exit_code in (0, ALERT_EXIT), done.output
+    assert (
+        "2026-W01  n 4  accuracy 0.750  confidence 0.750  ECE 0.350  MCE 0.700  brier_top 0.175"
+        in done.stdout
+    )
+    assert (
+        "2026-W02  n 4  accuracy 0.500  confidence 0.750  ECE 0.600  MCE 0.900  brier_top 0.425"
+        in done.stdout
+    )
 
 
 def test_only_verified_metrics_get_an_interval_and_it_matches_the_bootstrap():

@@ -5,6 +5,7 @@ computation on the evaluation split gives."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import polars as pl
@@ -316,6 +317,13 @@ def test_the_cli_recalibrates_and_the_report_shows_before_and_after(wh, tmp_path
     assert '<section id="recalibration">' in html and "pending the statistical layer" in html
     table = pl.read_csv(tmp_path / "r" / "recalibration.csv")
     assert set(table["method"]) == set(METHODS)
+    # the terminal's line names each score as its column, with the report's values
+    line = next(row for row in done.stdout.splitlines() if "net  temperature" in row)
+    shown = {m: (b, a) for m, b, a in re.findall(r"(\w+) (\d\.\d{3}) -> (\d\.\d{3})", line)}
+    assert set(shown) == {"ECE", "brier_top", "nll_top"}
+    for metric, name in (("ece", "ECE"), ("brier_top", "brier_top"), ("nll_top", "nll_top")):
+        row = table.filter(method="temperature", metric=metric)
+        assert shown[name] == (f"{row['before'][0]:.3f}", f"{row['after'][0]:.3f}")
     bad = runner.invoke(
         main, ["recalibrate", "--study", "soft", "--fraction", "0", "--warehouse", str(wh.root)]
     )

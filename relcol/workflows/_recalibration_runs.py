@@ -194,7 +194,9 @@ def _carried_annotations(
 
 
 def recalibration_summary(table: pl.DataFrame) -> str:
-    """ECE, Brier and NLL before → after, one line per cell and method (a label by its name)."""
+    """ECE and the top-label Brier and NLL (``brier_top``, ``nll_top``: the multiclass ``brier``
+    and ``nll`` need every class's probability) before → after, one line per cell and method (a
+    label by its name), each named as its column in the ``calibration`` view."""
     table = named_labels(table)
     wide = table.pivot(
         on="metric",
@@ -211,7 +213,7 @@ def recalibration_summary(table: pl.DataFrame) -> str:
     lines = []
     for row in wide.sort([*head[:-1]], nulls_last=True).iter_rows(named=True):
         cells = [str(row[k]) for k in head]
-        for metric, label in (("ece", "ECE"), ("brier_top", "Brier"), ("nll_top", "NLL")):
+        for metric, label in (("ece", "ECE"), ("brier_top", "brier_top"), ("nll_top", "nll_top")):
             cells.append(f"{label} {row[f'before_{metric}']:.3f} -> {row[f'after_{metric}']:.3f}")
         lines.append(cells)
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
