@@ -321,6 +321,9 @@ def test_the_cli_recalibrates_and_the_report_shows_before_and_after(wh, tmp_path
     line = next(row for row in done.stdout.splitlines() if "net  temperature" in row)
     shown = {m: (b, a) for m, b, a in re.findall(r"(\w+) (\d\.\d{3}) -> (\d\.\d{3})", line)}
     assert set(shown) == {"ECE", "brier_top", "nll_top"}
+    # one line per method, in the table's order (not alphabetical)
+    methods = [row.split()[1] for row in done.stdout.splitlines() if row.startswith("net  ")]
+    assert methods == list(METHODS) == ["temperature", "platt", "isotonic", "histogram"]
     for metric, name in (("ece", "ECE"), ("brier_top", "brier_top"), ("nll_top", "nll_top")):
         row = table.filter(method="temperature", metric=metric)
         assert shown[name] == (f"{row['before'][0]:.3f}", f"{row['after'][0]:.3f}")

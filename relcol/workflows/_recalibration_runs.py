@@ -196,7 +196,8 @@ def _carried_annotations(
 def recalibration_summary(table: pl.DataFrame) -> str:
     """ECE and the top-label Brier and NLL (``brier_top``, ``nll_top``: the multiclass ``brier``
     and ``nll`` need every class's probability) before → after, one line per cell and method (a
-    label by its name), each named as its column in the ``calibration`` view."""
+    label by its name; a cell's methods in the table's order), each named as its column in the
+    ``calibration`` view."""
     table = named_labels(table)
     wide = table.pivot(
         on="metric",
@@ -211,7 +212,7 @@ def recalibration_summary(table: pl.DataFrame) -> str:
     ]
     head = ["model", *varying, "method", "n"]
     lines = []
-    for row in wide.sort([*head[:-1]], nulls_last=True).iter_rows(named=True):
+    for row in wide.sort(head[:-2], nulls_last=True, maintain_order=True).iter_rows(named=True):
         cells = [str(row[k]) for k in head]
         for metric, label in (("ece", "ECE"), ("brier_top", "brier_top"), ("nll_top", "nll_top")):
             cells.append(f"{label} {row[f'before_{metric}']:.3f} -> {row[f'after_{metric}']:.3f}")
