@@ -164,6 +164,9 @@ class _AxisTicks(Artist):
             label.set_visible(False)
         if placed:
             self._place_label(renderer, boxes, marked=marked)
+        # placed here, or not drawn: matplotlib's placement would see no tick labels (and
+        # measure the spine, which makes a minor tick, for nothing)
+        axis._autolabelpos = False
 
     def _place_label(self, renderer, boxes: list, *, marked: bool) -> None:
         """The axis label beyond the tick labels and the spine, as ``Axis.draw`` puts it."""
@@ -178,7 +181,6 @@ class _AxisTicks(Artist):
         pad = axis.labelpad * dpi / 72
         x, y = axis.label.get_position()
         axis.label.set_position((x, bbox.y0 - pad) if is_x else (bbox.x0 - pad, y))
-        axis._autolabelpos = False  # matplotlib's placement sees no tick labels
 
 
 def _draw_once(line, renderer, x, y) -> None:
