@@ -72,7 +72,31 @@ def _left_alone(fig: Figure) -> None:
     d.minorticks_on()
 
 
-BUILDS = {"grid": _grid, "offsets": _offsets, "fixed": _fixed, "left alone": _left_alone}
+def _other_units(fig: Figure) -> None:
+    """Dates (with their offset under the axis), categories, and a twin axes on the right."""
+    import datetime
+
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+
+    dates, names, twin = fig.subplots(1, 3, squeeze=False)[0]
+    days = [datetime.date(2026, 11, d) for d in (2, 9, 16, 23)]
+    dates.plot(days, [0.1, 0.3, 0.2, 0.4])
+    dates.xaxis.set_major_formatter(ConciseDateFormatter(AutoDateLocator()))
+    names.bar(["spam", "ham", "promo"], [3, 1, 2])
+    twin.plot([0, 1, 2], [1, 3, 2])
+    twin.set_ylabel("left")
+    right = twin.twinx()
+    right.plot([0, 1, 2], [30, 10, 20], color="C1")
+    right.set_ylabel("right")
+
+
+BUILDS = {
+    "grid": _grid,
+    "offsets": _offsets,
+    "fixed": _fixed,
+    "left alone": _left_alone,
+    "other units": _other_units,
+}
 
 
 def _figure(build) -> Figure:
@@ -121,6 +145,19 @@ def test_the_usual_axes_are_drawn_here_and_the_others_by_matplotlib():
     # linear x of the log panel and of the right-ticked one, y of the panel with a red x
     # label; the others (log, right, styled apart, minor ticks) are matplotlib's
     assert light(_left_alone) == [(0, "x"), (1, "x"), (2, "y")]
+    # dates, categories and a twin's left axes are drawn here, the twin's right axis not …
+    assert light(_other_units) == [(0, "x"), (0, "y"), (1, "x"), (1, "y"), (2, "x"), (2, "y")]
+    # … and the dates' offset (the month, under the axis) hands their x axis back when drawn
+    fig = _figure(_other_units)
+    with light_ticks(fig):
+        fig.savefig(io.BytesIO(), format="png")
+        handed_back = [
+            (i, artist.axis.axis_name)
+            for i, ax in enumerate(fig.axes)
+            for artist in ax.get_children()
+            if isinstance(artist, _AxisTicks) and not artist.get_visible()
+        ]
+    assert handed_back == [(0, "x")]
 
 
 def test_the_figure_is_as_it_was_after_the_block():
