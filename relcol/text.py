@@ -10,6 +10,8 @@ character for one keeps the columns of a fixed-width table aligned.
 
 from __future__ import annotations
 
+import re
+
 _BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
 _VISIBLE = {
     **{code: 0x2400 + code for code in range(0x20)},
@@ -25,6 +27,17 @@ _VISIBLE_IN_LINES = {k: v for k, v in _VISIBLE.items() if k not in _LAYOUT}
 _REPLACED = dict.fromkeys(_VISIBLE_IN_LINES, 0xFFFD)
 
 
+def _found(table: dict[int, int]) -> re.Pattern[str]:
+    """A pattern that finds any character ``table`` swaps."""
+    return re.compile("[" + "".join(re.escape(chr(code)) for code in sorted(table)) + "]")
+
+
+# A text with nothing to swap is returned as it is: finding that out takes a page of 1.7 MB
+# 14 ms, against 0.2 s for ``str.translate``, which looks every character up in its table
+_FOUND = _found(_VISIBLE)
+_FOUND_IN_LINES = _found(_VISIBLE_IN_LINES)
+
+
 def printable(text: str, *, symbols: bool = True) -> str:
     r"""``text`` with every control character but newline and tab made visible.
 
@@ -38,6 +51,8 @@ def printable(text: str, *, symbols: bool = True) -> str:
     >>> printable("a\x1b[31m", symbols=False)
     'a�[31m'
     """
+    if _FOUND_IN_LINES.search(text) is None:
+        return text
     return text.translate(_VISIBLE_IN_LINES if symbols else _REPLACED)
 
 
@@ -49,7 +64,7 @@ def printable_line(text: str) -> str:
     >>> printable_line("no\nsecond line")
     'no␊second line'
     """
-    return text.translate(_VISIBLE)
+    return text if _FOUND.search(text) is None else text.translate(_VISIBLE)
 
 
 def plural(count: int, noun: str) -> str:

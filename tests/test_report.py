@@ -527,3 +527,38 @@ def test_the_tables_list_datasets_models_and_corruptions_in_the_study_s_order(ti
     corruptions = [line.split()[2] for line in lines[3 : 3 + len(listed["corruption"])]]
     assert corruptions == listed["corruption"]
     assert lines[3].split()[:2] == ["wine", "logistic_regression"]
+
+
+def test_bad_tables_write_nothing(tmp_path):
+    """Tables the page cannot be made of are one error before any file or folder exists."""
+    out = tmp_path / "new" / "report"
+    with pytest.raises(InputError, match="calibration: the table has no rows"):
+        write_report(out, tables={"calibration": CAL.clear(), "other": CAL}, meta=META)
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_page_that_fails_changes_no_file(tmp_path, monkeypatch):
+    """The tables' files are written while the page is made, beside their names: a page that
+    fails midway (here its methods section) leaves an earlier report's files as they were
+    and no partial file; a new folder is removed again."""
+    import relcol.report._html as html_module
+
+    tables = {"calibration": CAL, "corruptions": _corruptions(CAL)}
+    write_report(tmp_path, tables=tables, meta=META)
+    before = {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a section failed")
+
+    monkeypatch.setattr(html_module, "methods_section", broken)
+    changed = {
+        "calibration": CAL.with_columns(ece=pl.col("ece") / 2),
+        "corruptions": tables["corruptions"],
+    }
+    with pytest.raises(RuntimeError, match="a section failed"):
+        write_report(tmp_path, tables=changed, meta=META)
+    assert {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    fresh = tmp_path / "fresh"
+    with pytest.raises(RuntimeError, match="a section failed"):
+        write_report(fresh, tables=changed, meta=META)
+    assert not fresh.exists()

@@ -17,6 +17,7 @@ import inspect
 import os
 import re
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from html import escape
 from pathlib import Path
 from typing import Any, TypedDict
@@ -88,7 +89,8 @@ def write_report(
     ``<name>.parquet`` (the same rows and columns); and for each table the page shows,
     ``tables/<id>.html``, ``.csv``, ``.parquet`` and, where great-tables can write it,
     ``.tex``. Creates ``out_dir`` if needed. Each file is written beside its final name
-    and then renamed over it, so a reader never sees half a file.
+    and then renamed over it, so a reader never sees half a file; tables the page cannot be
+    made of, or a page that fails, change no file.
 
     Parameters
     ----------
@@ -116,13 +118,27 @@ def write_report(
     pathlib.Path
         The path of ``index.html``.
     """
-    page, exports = _render(tables, meta, progress)
-    page = printable(page)  # a NUL or escape in a name must not reach the page
+    _check(tables, meta)  # before anything is written
     out = Path(out_dir)
+    made = not out.is_dir()
     out.mkdir(parents=True, exist_ok=True)
-    for name, frame in tables.items():
-        _replace(out / f"{name}.csv", lambda path, f=frame: flat(f).write_csv(path))
-        _replace(out / f"{name}.parquet", frame.write_parquet)
+    # The tables' own files need nothing from the page, so they are written while it is made
+    # (Polars writes them without the GIL), beside their names until the page is done: a page
+    # that fails changes no file.
+    with ThreadPoolExecutor(1, thread_name_prefix="relcol-files") as beside:
+        staged = beside.submit(_staged_tables, out, tables)
+        try:
+            page, exports = _render(tables, meta, progress)
+        except BaseException:
+            beside.shutdown()
+            if staged.exception() is None:
+                _discard(staged.result())
+            if made:
+                _remove_if_empty(out)
+            raise
+    for partial, path in staged.result():
+        partial.replace(path)
+    page = printable(page)  # a NUL or escape in a name must not reach the page
     exports.write(out, _replace)
     index = out / "index.html"
     _replace(index, lambda path: path.write_text(page, encoding="utf-8"))
@@ -131,8 +147,43 @@ def write_report(
     return index
 
 
+def _staged_tables(out: Path, tables: Mapping[str, pl.DataFrame]) -> list[tuple[Path, Path]]:
+    """``<name>.csv`` and ``<name>.parquet`` of each table written beside their names in
+    ``out``, as (where written, name) pairs; none is left behind if one fails."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for name, frame in tables.items():
+            for path, write in (
+                (out / f"{name}.csv", lambda partial, f=frame: flat(f).write_csv(partial)),
+                (out / f"{name}.parquet", frame.write_parquet),
+            ):
+                staged.append((_beside(path), path))
+                write(staged[-1][0])
+    except BaseException:
+        _discard(staged)
+        raise
+    return staged
+
+
+def _discard(staged: list[tuple[Path, Path]]) -> None:
+    for partial, _ in staged:
+        partial.unlink(missing_ok=True)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass
+
+
+def _beside(path: Path) -> Path:
+    """Where a file is written before it is renamed to ``path``."""
+    return path.with_name(f".{path.name}.partial")
+
+
 def _replace(path: Path, write) -> None:
-    partial = path.with_name(f".{path.name}.partial")
+    partial = _beside(path)
     try:
         write(partial)
         partial.replace(path)
@@ -200,11 +251,8 @@ def _builders() -> dict[str, Callable[..., str | None]]:
     return builders
 
 
-def _render(
-    tables: Mapping[str, pl.DataFrame],
-    meta: Mapping[str, Any],
-    progress: Callable[[str], None] | None,
-) -> tuple[str, Exports]:
+def _check(tables: Mapping[str, pl.DataFrame], meta: Mapping[str, Any]) -> None:
+    """One clear error for tables or metadata the page cannot be made of."""
     if "calibration" not in tables:
         raise InputError(f"tables: a 'calibration' table is required. Got {sorted(tables)}.")
     calibration, corruptions = tables["calibration"], tables.get("corruptions")
@@ -215,13 +263,23 @@ def _render(
         require_columns(
             corruptions, ("dataset", "corruption", "severity", "realised_rate"), "corruptions"
         )
-    bins = check_bins(meta.get("bins"))
+    check_bins(meta.get("bins"))
     versions = meta.get("versions")
     if versions is not None and not isinstance(versions, Mapping):
         raise InputError(
             f"meta['versions'] must be a mapping of package name to version. "
             f"Got {type(versions).__name__}."
         )
+
+
+def _render(
+    tables: Mapping[str, pl.DataFrame],
+    meta: Mapping[str, Any],
+    progress: Callable[[str], None] | None,
+) -> tuple[str, Exports]:
+    _check(tables, meta)
+    calibration = tables["calibration"]
+    bins = check_bins(meta.get("bins"))
     study = meta.get("study") or ", ".join(
         calibration.get_column("study").unique(maintain_order=True)
     )
