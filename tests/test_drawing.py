@@ -129,6 +129,52 @@ def test_a_drawing_worker_imports_what_figures_need_and_no_table_or_statistics_l
     assert len(here) <= 2  # the worker drew two at least (it may get the last one too)
 
 
+def _gated_degradation(gate: str, calibration):
+    """The degradation figure, built once ``gate`` exists (at most 30 s later)."""
+    from pathlib import Path
+
+    from relcol.report._figures import degradation_figure
+
+    deadline = time.monotonic() + 30
+    while not Path(gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return degradation_figure(calibration)
+
+
+def test_the_last_figure_is_drawn_here_while_the_worker_is_busy(monkeypatch, tmp_path):
+    """A figure still waiting when the page is filled, the worker busy with another, is drawn
+    by this process, not queued behind the worker's. Here the worker's second figure is held
+    until this process has drawn one: queued on the worker, the third would wait 30 s and be
+    drawn there."""
+    from relcol.report._figures import degradation_figure
+    from tests.test_analysis import DIVERGING_CALIBRATION as CALIBRATION
+
+    gate = tmp_path / "gate"
+    here, draw = [], _drawing._draw
+
+    def counted(figure):
+        here.append(figure.id_prefix)
+        svg = draw(figure)
+        gate.touch()
+        return svg
+
+    monkeypatch.setattr(_drawing, "_draw", counted)
+    with drawing_workers(1), drawing(0) as figures:
+        html = drawn_svg(degradation_figure, CALIBRATION, id_prefix="a")
+        html += drawn_svg(_gated_degradation, str(gate), CALIBRATION, id_prefix="b")
+        html += drawn_svg(degradation_figure, CALIBRATION, id_prefix="c")  # the worker has two
+        next(iter(figures._running)).result(timeout=60)  # a is drawn, b held
+        page = figures.fill(html)
+    assert here == ["c"]
+    assert page == "".join(
+        [
+            drawn_svg(degradation_figure, CALIBRATION, id_prefix="a"),
+            drawn_svg(_gated_degradation, str(gate), CALIBRATION, id_prefix="b"),
+            drawn_svg(degradation_figure, CALIBRATION, id_prefix="c"),
+        ]
+    )
+
+
 @linux_only
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, InputError])
 def test_workers_end_with_their_block_even_when_it_fails(stop):

@@ -120,7 +120,7 @@ class Drawing:
     With workers, a figure is handed to one as soon as it is recorded, while this process is
     still writing the page's sections, as long as each worker has fewer than two: one to draw
     and the next queued, so it never waits for this process to hand it work. ``fill`` keeps
-    them so while this process draws the others in turn.
+    them so while this process draws the others in turn, taking its next one first.
     """
 
     def __init__(self, pool=None, workers: int = 0) -> None:
@@ -169,10 +169,13 @@ class Drawing:
 
     def _draw_beside(self, svgs: list[str | None]) -> None:
         while self._running or (self._waiting and self.pool is not None):
+            # this process takes the next figure before the workers are handed the others:
+            # handed to a busy worker, the last figure would wait there while this process,
+            # free, waited for it
+            mine = self._waiting.popleft() if self._waiting else None
             self._hand_out()
-            if self._waiting:
-                index = self._waiting.popleft()
-                svgs[index] = _draw(self.figures[index])
+            if mine is not None:
+                svgs[mine] = _draw(self.figures[mine])
                 done = [future for future in self._running if future.done()]
             else:
                 done, _ = wait(self._running, return_when=FIRST_COMPLETED)
