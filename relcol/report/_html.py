@@ -136,8 +136,12 @@ def write_report(
             if made:
                 _remove_if_empty(out)
             raise
-    for partial, path in staged.result():
-        partial.replace(path)
+    written = staged.result()
+    try:
+        for partial, path in written:
+            partial.replace(path)
+    finally:
+        _discard(written)  # those not renamed (a Ctrl-C meanwhile)
     page = printable(page)  # a NUL or escape in a name must not reach the page
     exports.write(out, _replace)
     index = out / "index.html"
