@@ -64,7 +64,9 @@ def printable_line(text: str) -> str:
     >>> printable_line("no\nsecond line")
     'no␊second line'
     """
-    return text if _FOUND.search(text) is None else text.translate(_VISIBLE)
+    if _FOUND.search(text) is None:
+        return text
+    return text.translate(_VISIBLE)
 
 
 def plural(count: int, noun: str) -> str:

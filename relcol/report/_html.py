@@ -118,7 +118,7 @@ def write_report(
     pathlib.Path
         The path of ``index.html``.
     """
-    _check(tables, meta)  # before anything is written
+    bins = _checked_bins(tables, meta)  # before anything is written
     out = Path(out_dir)
     made = not out.is_dir()
     out.mkdir(parents=True, exist_ok=True)
@@ -128,7 +128,7 @@ def write_report(
     with ThreadPoolExecutor(1, thread_name_prefix="relcol-files") as beside:
         staged = beside.submit(_staged_tables, out, tables)
         try:
-            page, exports = _render(tables, meta, progress)
+            page, exports = _render(tables, meta, bins, progress)
         except BaseException:
             beside.shutdown()
             if staged.exception() is None:
@@ -207,7 +207,7 @@ def render_html(
     (:data:`SECTIONS` lists them in page order), then with ``"figures"`` once the figures
     are drawn.
     """
-    page, _ = _render(tables, meta, progress)
+    page, _ = _render(tables, meta, _checked_bins(tables, meta), progress)
     return page
 
 
@@ -255,8 +255,9 @@ def _builders() -> dict[str, Callable[..., str | None]]:
     return builders
 
 
-def _check(tables: Mapping[str, pl.DataFrame], meta: Mapping[str, Any]) -> None:
-    """One clear error for tables or metadata the page cannot be made of."""
+def _checked_bins(tables: Mapping[str, pl.DataFrame], meta: Mapping[str, Any]) -> int:
+    """``meta``'s bins, once the tables and metadata are checked: one clear error for any the
+    page cannot be made of."""
     if "calibration" not in tables:
         raise InputError(f"tables: a 'calibration' table is required. Got {sorted(tables)}.")
     calibration, corruptions = tables["calibration"], tables.get("corruptions")
@@ -267,23 +268,24 @@ def _check(tables: Mapping[str, pl.DataFrame], meta: Mapping[str, Any]) -> None:
         require_columns(
             corruptions, ("dataset", "corruption", "severity", "realised_rate"), "corruptions"
         )
-    check_bins(meta.get("bins"))
+    bins = check_bins(meta.get("bins"))
     versions = meta.get("versions")
     if versions is not None and not isinstance(versions, Mapping):
         raise InputError(
             f"meta['versions'] must be a mapping of package name to version. "
             f"Got {type(versions).__name__}."
         )
+    return bins
 
 
 def _render(
     tables: Mapping[str, pl.DataFrame],
     meta: Mapping[str, Any],
+    bins: int,
     progress: Callable[[str], None] | None,
 ) -> tuple[str, Exports]:
-    _check(tables, meta)
+    """The page and its tables' exports, of tables and metadata ``_checked_bins`` passed."""
     calibration = tables["calibration"]
-    bins = check_bins(meta.get("bins"))
     study = meta.get("study") or ", ".join(
         calibration.get_column("study").unique(maintain_order=True)
     )
