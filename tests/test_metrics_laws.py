@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from relcol.metrics import _kernels as kernels
 from relcol.metrics import (
     auroc,
     calibration,
@@ -353,8 +354,7 @@ def test_normal_is_standard_and_the_same_in_sql(generator_sql):
 def test_harmonic_kernel_reads_counts_from_a_table_with_the_bits_of_the_steps():
     # weighted counts (whole, in any order, repeated; cells × replicates) take the table;
     # the formula's own steps on the same values are the reference, bit for bit, and so is
-    # the Polars expression; a fraction, a NaN or a count above the array's size takes the
-    # steps themselves
+    # the Polars expression; a fraction, a NaN or a negative count takes the steps themselves
     rng = np.random.default_rng(2)
     counts = rng.integers(0, 5000, (40, 1001)).astype(np.float64)
     counts[0, :3] = [0.0, -0.0, 4999.0]
@@ -363,9 +363,36 @@ def test_harmonic_kernel_reads_counts_from_a_table_with_the_bits_of_the_steps():
     assert table.tobytes() == _harmonic_steps(counts).tobytes()
     polars = pl.select(harmonic(pl.Series(counts[1]))).to_series().to_numpy()
     assert table[1].tobytes() == polars.tobytes()
-    for other in ([2.5, 3.0], [np.nan, 1.0], [1e6, 2.0]):
+    for other in ([2.5, 3.0], [np.nan, 1.0], [-1.0, 2.0]):
         other = np.array(other)
         np.testing.assert_array_equal(harmonic_kernel(other), _harmonic_steps(other))
+
+
+def test_harmonic_kernel_keeps_one_table_for_the_process(monkeypatch):
+    # a bootstrap's counts are larger than there are of them (a cell's weighted rows, one per
+    # replicate): they read the process's table, grown when a larger count comes, up to its
+    # limit; beyond it the steps themselves. Each value is checked against the steps on it
+    # alone, so the table's bits cannot depend on where a value sat in the array it was
+    # made from.
+    monkeypatch.setattr(kernels, "_harmonic_table", np.zeros(1))
+    monkeypatch.setattr(kernels, "HARMONIC_TABLE_MAX", 20_000)
+    for top in (6, 4_238, 9_000, 19_999, 20_000):
+        counts = np.array([top, 0.0, 1.0, top // 2], dtype=np.float64)
+        got = harmonic_kernel(counts)
+        alone = np.array([_harmonic_steps(np.array([c]))[0] for c in counts])
+        assert got.tobytes() == alone.tobytes()
+        assert top < len(kernels._harmonic_table) <= 20_001
+    assert len(kernels._harmonic_table) == 20_001
+    beyond = np.array([20_001.0, 3.0])
+    assert harmonic_kernel(beyond).tobytes() == _harmonic_steps(beyond).tobytes()
+    assert len(kernels._harmonic_table) == 20_001
+    whole = kernels._harmonic_table
+    assert (
+        whole.tobytes()
+        == np.concatenate(
+            [_harmonic_steps(np.arange(a, a + 7, dtype=np.float64)) for a in range(0, 20_001, 7)]
+        )[:20_001].tobytes()
+    )
 
 
 def test_stream_keys_are_fixed():

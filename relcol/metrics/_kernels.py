@@ -389,18 +389,40 @@ def aurc_optimal_kernel(n: np.ndarray, n1: np.ndarray) -> np.ndarray:
         )
 
 
+#: Whole counts up to this take Hₖ from the process's table of H₀ … (8 MB at most).
+HARMONIC_TABLE_MAX = 2**20
+_harmonic_table = np.zeros(1)  # H₀ … H_k so far, grown by ``_harmonic_up_to``
+
+
 def harmonic_kernel(n: np.ndarray) -> np.ndarray:
     """The suite's ``harmonic`` (``relcol.metrics.harmonic``) in numpy, step for step:
     H_{n+10} from ψ's asymptotic series, minus 1/(n+1) … 1/(n+10).
 
-    Counts (whole numbers ≥ 0, as weighted counts with whole weights are) no larger than
-    there are of them are read from a table of H₀ … H_max made by the same steps, so each
-    is the same bits at one look-up instead of some thirty passes over the array."""
+    Whole counts ≥ 0 (as weighted counts with whole weights are) read Hₖ from a table of
+    H₀ … H_max made by the same steps, so each is the same bits at one look-up instead of
+    some thirty passes over the array: the process's table (``_harmonic_up_to``) for counts
+    up to ``HARMONIC_TABLE_MAX``, one of this call's for larger counts no larger than there
+    are of them."""
     n = np.asarray(n, dtype=np.float64)
     top = float(n.max(initial=0.0))
-    if n.size and top <= n.size and np.all((n >= 0) & (n == np.floor(n))):
-        return _harmonic_steps(np.arange(int(top) + 1, dtype=np.float64))[n.astype(np.int64)]
+    if n.size and np.all((n >= 0) & (n == np.floor(n))):
+        if top <= HARMONIC_TABLE_MAX:
+            return _harmonic_up_to(int(top))[n.astype(np.int64)]
+        if top <= n.size:
+            return _harmonic_steps(np.arange(int(top) + 1, dtype=np.float64))[n.astype(np.int64)]
     return _harmonic_steps(n)
+
+
+def _harmonic_up_to(top: int) -> np.ndarray:
+    """The process's table of H₀ … H_k, k ≥ ``top``: made again, at least twice as long (up
+    to ``HARMONIC_TABLE_MAX``), when a count is past its end. Threads may make it at once:
+    each makes a whole table, and keeps the one it made."""
+    global _harmonic_table
+    table = _harmonic_table
+    if len(table) <= top:
+        size = min(max(top, 2 * len(table)), HARMONIC_TABLE_MAX) + 1
+        table = _harmonic_table = _harmonic_steps(np.arange(size, dtype=np.float64))
+    return table
 
 
 def _harmonic_steps(n: np.ndarray) -> np.ndarray:
