@@ -263,6 +263,27 @@ def test_sql_takes_parameters_and_reports_errors_in_one_line(tiny_warehouse):
     assert "\n" not in str(info.value)
 
 
+def test_the_documented_join_pairs_single_label_cells_that_a_join_on_label_drops(tiny_warehouse):
+    # docs/warehouse.md, "Joining views": label is NULL on single-label rows
+    keys = ["study", "dataset", "model", "corruption", "severity", "score"]
+    documented = tiny_warehouse.sql(
+        "SELECT model, corruption, severity, score, auroc, aurc FROM discrimination d "
+        "JOIN selective s USING (study, dataset, model, corruption, severity, score) "
+        "WHERE d.label IS NOT DISTINCT FROM s.label"
+    )
+    discrimination = tiny_warehouse.sql("SELECT * FROM discrimination")
+    selective = tiny_warehouse.sql("SELECT * FROM selective")
+    assert discrimination["label"].null_count() == discrimination.height > 0
+    expected = discrimination.join(selective, on=keys).select(documented.columns)
+    assert documented.sort(documented.columns).equals(expected.sort(expected.columns))
+    assert documented.height == discrimination.height
+    on_label = tiny_warehouse.sql(
+        "SELECT count(*) AS n FROM discrimination JOIN selective "
+        "USING (study, dataset, model, corruption, severity, label, score)"
+    )
+    assert on_label["n"][0] == 0
+
+
 def test_sql_results_keep_duckdbs_types_and_name_those_polars_cannot_hold(tiny_warehouse):
     query = (
         "SELECT 1.5::DECIMAL(4, 1) AS d, 'a'::ENUM('a', 'b') AS e, [1, 2]::INTEGER[2] AS a, "
