@@ -30,9 +30,11 @@ from relcol.metrics import selective, selective_curve
 from relcol.report import render_html, write_report
 from relcol.report._figures import (
     OKABE_ITO,
+    SOLID_BIN_SAMPLES,
     degradation_figure,
     model_styles,
     reliability_figure,
+    reliability_panel,
 )
 from relcol.report._html import SECTIONS
 from relcol.report._sections import figure_models
@@ -184,6 +186,34 @@ def test_reliability_uses_the_bootstrap_bins_when_present(tables):
     assert set(layer["interval"]) == {"wilson"}
     small = layer.filter(pl.col("effective_n") < MIN_BIN_SAMPLES)
     assert small["accuracy_lo"].null_count() == small.height
+
+
+def test_the_caption_says_which_bins_the_diagram_draws_without_their_interval(tables):
+    # a bin of 5 to 9 samples has an interval in the table but is drawn hollow, without it:
+    # the caption says so, with both thresholds
+    assert MIN_BIN_SAMPLES < SOLID_BIN_SAMPLES
+    html = render_html(
+        {"calibration": tables["calibration"], "reliability": tables["reliability"]},
+        meta={"bins": 10},
+    )
+    assert (
+        f"A bin of fewer than {SOLID_BIN_SAMPLES} samples is a faint hollow marker, drawn "
+        "without its interval" in html
+    )
+    assert f"has its interval from {MIN_BIN_SAMPLES} samples on" in html
+    from matplotlib.figure import Figure
+
+    part = pl.DataFrame(
+        {"bin": [3, 8], "n": [SOLID_BIN_SAMPLES - 1, 40], "share": [0.2, 0.8],
+         "mean_confidence": [0.35, 0.85], "accuracy": [0.4, 0.8],
+         "accuracy_lo": [0.1, 0.65], "accuracy_hi": [0.75, 0.9]}
+    )  # fmt: skip
+    ax = Figure().subplots()
+    reliability_panel(ax, part, model_styles(["m"])["m"])
+    lines = [c for c in ax.collections if type(c).__name__ == "LineCollection"]
+    assert [len(c.get_segments()) for c in lines] == [1]  # the 40-sample bin's interval only
+    hollow = [c for c in ax.collections if type(c).__name__ == "PathCollection"]
+    assert sorted(len(c.get_offsets()) for c in hollow) == [1, 1]  # one solid, one hollow
 
 
 def test_wilson_intervals_count_each_sample_once(tiny_warehouse, tables):

@@ -18,6 +18,7 @@ from relcol.metrics import labels
 from relcol.report._drawing import drawn_svg
 from relcol.report._figures import (
     PANELS,
+    SOLID_BIN_SAMPLES,
     Styles,
     degradation_figure,
     reliability_figure,
@@ -257,8 +258,11 @@ def reliability_section(
         "Accuracy against confidence, bin by bin, on clean data (first column) and at each "
         "corruption's worst severity. A point on the diagonal is calibrated; below it, "
         "the model claims more than it delivers. Grey bars: the share of the cell's "
-        f"predictions in each bin; vertical lines: {intervals}. Bins: {bin_convention(bins)}; "
-        "the equal-mass bins are in <code>reliability.csv</code> too."
+        f"predictions in each bin; vertical lines: {intervals}. A bin of fewer than "
+        f"{SOLID_BIN_SAMPLES} samples is a faint hollow marker, drawn without its interval "
+        "and not joined to its neighbours (<code>reliability.csv</code> has its interval from "
+        f"{MIN_BIN_SAMPLES} samples on). Bins: "
+        f"{bin_convention(bins)}; the equal-mass bins are in <code>reliability.csv</code> too."
     )
 
     calibration = tables["calibration"]
