@@ -302,7 +302,15 @@ CASES = [
         ".csv",
         good(y_pred=[0, 1, 1, 0]),
         [],
-        "y_true ('y_true') hold class names (text) but y_pred ('y_pred') hold class codes",
+        "y_true ('y_true') holds class names (text) but y_pred ('y_pred') holds class codes",
+    ),
+    (
+        "names-in-two-columns-codes-in-one",
+        ".csv",
+        good(y_pred=[0, 1, 1, 0], y_clean=["cat", "dog", "cat", "cat"]),
+        [],
+        "y_true ('y_true'), y_clean ('y_clean') hold class names (text) but y_pred ('y_pred') "
+        "holds class codes",
     ),
     (
         "fractional-seed",

@@ -872,9 +872,13 @@ def _class_list(
     if len(set(kinds.values())) > 1:
         text = [f"{r} ({labels[r][0]!r})" for r, t in kinds.items() if t]
         codes = [f"{r} ({labels[r][0]!r})" for r, t in kinds.items() if not t]
+
+        def hold(columns: list[str]) -> str:
+            return f"{', '.join(columns)} {'holds' if len(columns) == 1 else 'hold'}"
+
         raise InputError(
-            f"{reader.where}: {', '.join(text)} hold class names (text) but {', '.join(codes)} "
-            "hold class codes (integers); expected the same kind in every label column"
+            f"{reader.where}: {hold(text)} class names (text) but {hold(codes)} class codes "
+            "(integers); expected the same kind in every label column"
         )
     textual = next(iter(kinds.values()))
     if textual:
