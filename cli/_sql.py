@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 
 import click
@@ -145,11 +146,19 @@ def shell(
     if print_init:
         say(script, nl=False, data=True)
         return
-    exe = os.environ.get("RELCOL_DUCKDB") or shutil.which("duckdb")
+    # beside this Python: the environment's own shell (`pip install duckdb-cli` puts it in its
+    # bin/), found when relcol runs from a virtual environment that is not activated
+    beside = sysconfig.get_path("scripts")
+    exe = (
+        os.environ.get("RELCOL_DUCKDB")
+        or shutil.which("duckdb")
+        or shutil.which("duckdb", path=beside)
+    )
     if exe is None:
         say(
-            "relcol: error: the DuckDB shell (`duckdb`) is not on PATH. Install it with "
-            "`pip install duckdb-cli` (or `pip install 'relcol[shell]'`), or point RELCOL_DUCKDB at it.",
+            f"relcol: error: the DuckDB shell (`duckdb`) is neither on PATH nor in {beside}. "
+            "Install it with `pip install duckdb-cli` (or `pip install 'relcol[shell]'`), or "
+            "point RELCOL_DUCKDB at it.",
             err=True,
         )
         sys.exit(3)
