@@ -226,6 +226,36 @@ def test_a_failure_mid_ingest_leaves_the_warehouse_as_it_was(tmp_path):
     assert wh.studies() == ["tiny"]
 
 
+def test_a_warehouse_killed_while_it_is_made_reads_as_none_until_a_write_completes_it(
+    tmp_path, monkeypatch
+):
+    # a first ingest killed while it writes the schema files: the folder must not pass for a
+    # warehouse (whose queries would fail on a missing schema file) until one is made whole
+    from relcol.store import _warehouse
+
+    root = tmp_path / "wh"
+    real, written = _warehouse._atomic_write_parquet, []
+
+    def dies(path: Path, frame: pl.DataFrame) -> None:
+        if len(written) == 3:
+            raise RuntimeError("killed")
+        written.append(path)
+        real(path, frame)
+
+    monkeypatch.setattr(_warehouse, "_atomic_write_parquet", dies)
+    with pytest.raises(RuntimeError, match="killed"):
+        Warehouse(root).create()
+    assert len(written) == 3 and (root / "_schema").is_dir()
+    wh = relcol.open_warehouse(root)
+    assert not wh.exists()
+    with pytest.raises(WarehouseError, match="no warehouse at"):
+        wh.sql("SELECT count(*) FROM predictions")
+    monkeypatch.setattr(_warehouse, "_atomic_write_parquet", real)
+    assert wh.create() is False  # the folder was there; its files are made now
+    assert wh.exists()
+    assert wh.sql("SELECT count(*) AS n FROM predictions")["n"][0] == 0
+
+
 def test_a_bad_corruption_parameter_is_found_before_anything_is_written(tmp_path):
     wh = relcol.open_warehouse(tmp_path / "wh")
     before = checksums(wh.root)

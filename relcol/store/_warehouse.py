@@ -158,10 +158,15 @@ class Warehouse(WarehouseFolder):
     def create(self) -> bool:
         """Make the folder, its subfolders and README where absent, and write each schema
         file that is absent or unreadable (they are derived from the code). True when the
-        folder itself was new."""
+        folder itself was new.
+
+        ``predictions/`` comes last: a warehouse ``exists`` once it and ``_schema/`` are
+        there, so a process killed while making a new one leaves a folder that readers take
+        for no warehouse (and the next write completes), never one whose schema files are
+        missing."""
         new = not self.root.exists()
         try:
-            for sub in ("_schema", "_staging", "predictions", "metrics"):
+            for sub in ("_schema", "_staging", "metrics"):
                 (self.root / sub).mkdir(parents=True, exist_ok=True)
             if not (self.root / "README.md").exists():
                 _atomic_write_text(self.root / "README.md", README)
@@ -169,6 +174,7 @@ class Warehouse(WarehouseFolder):
                 path = self.root / "_schema" / f"{view}.parquet"
                 if _schema_problem(path, schema) is not None:
                     _atomic_write_parquet(path, _schema.empty(schema))
+            (self.root / "predictions").mkdir(exist_ok=True)
         except OSError as exc:
             raise WarehouseError(_cannot_write(self.root, exc)) from None
         return new
