@@ -12,9 +12,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from click.testing import CliRunner
 
 from tests.conftest import TINY
+from tests.test_bad_input import relcol as relcol_here
 from tests.test_store import checksums
 
 
@@ -173,8 +173,6 @@ def test_shell_init_script_defines_the_views_for_the_duckdb_shell(workdir, tmp_p
 def _shell_in_process(workdir: Path, tmp_path: Path, monkeypatch, scripts: Path) -> tuple:
     """``relcol shell`` in this process with nothing on PATH, no RELCOL_DUCKDB, and this
     Python's scripts folder (where a virtual environment keeps ``duckdb``) at ``scripts``."""
-    from relcol.cli import _run
-
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.delenv("RELCOL_DUCKDB", raising=False)
     real = sysconfig.get_path
@@ -183,10 +181,8 @@ def _shell_in_process(workdir: Path, tmp_path: Path, monkeypatch, scripts: Path)
         "get_path",
         lambda name, *a, **k: str(scripts) if name == "scripts" else real(name, *a, **k),
     )
-    monkeypatch.setattr(sys, "argv", ["relcol", "shell", "--warehouse", str(workdir / "warehouse")])
-    with CliRunner().isolation() as (_, err, _), pytest.raises(SystemExit) as exited:
-        _run()
-    return exited.value.code, err.getvalue().decode()
+    done = relcol_here("shell", "--warehouse", str(workdir / "warehouse"), cwd=workdir)
+    return done.returncode, done.stderr
 
 
 def test_shell_without_the_duckdb_executable_says_how_to_install_it(workdir, tmp_path, monkeypatch):
