@@ -146,6 +146,18 @@ def test_long_tables_and_datasets_collapse_without_script(page):
     assert any("rows)" in b[2] for b in blocks)
 
 
+def test_only_the_action_wraps_in_the_trust_tables(page):
+    # the action's words wrap so that the table fits the page; the deciding metric is one short
+    # word, and a minimum width there only widened the table past the page at 1 400 px
+    _, html = page
+    cells = re.findall(r'<td ([^>]*)headers="[^"]*-(action|deciding_metric)"', html)
+    wraps = {
+        column: {"white-space: normal" in attributes for attributes, c in cells if c == column}
+        for column in ("action", "deciding_metric")
+    }
+    assert wraps == {"action": {True}, "deciding_metric": {False}}
+
+
 def test_intervals_appear_when_the_tables_carry_them(tables, meta):
     cal = tables["calibration"]
     banded = cal.with_columns(

@@ -115,11 +115,12 @@ def _table(part: pl.DataFrame, name: str, index: int) -> GT:
         .sub_missing(missing_text="–")
         .tab_options(table_font_size="13px")
     )
-    # Words wrap, so the table fits the page's width (numbers stay on one line).
-    wrapped = [c for c in ("deciding_metric", "action") if c in shown]
-    gt = gt.tab_style(
-        style.css("white-space: normal; min-width: 7rem"), locations=_body(gt, wrapped, None)
-    )
+    # The action's words wrap, so the table fits the page's width (numbers and the deciding
+    # metric, one short word, stay on one line).
+    if "action" in shown:
+        gt = gt.tab_style(
+            style.css("white-space: normal; min-width: 7rem"), locations=_body(gt, "action", None)
+        )
     for light, colour in _LIGHT_COLOURS.items():
         gt = gt.tab_style(
             style.fill(color=colour),
