@@ -32,7 +32,9 @@ import argparse
 import glob
 import os
 import re
+import shutil
 import subprocess
+import sysconfig
 import tempfile
 import time
 import warnings
@@ -48,6 +50,11 @@ from relcol.metrics import metric_tables
 from relcol.store import CELL
 
 REPLICATES = 1000
+#: The ``relcol`` command of this Python's environment, whether or not it is activated, else
+#: the one on PATH.
+RELCOL = (
+    shutil.which("relcol", path=sysconfig.get_path("scripts")) or shutil.which("relcol") or "relcol"
+)
 
 
 def load() -> str:
@@ -68,7 +75,7 @@ def best(repeats: int, run) -> tuple[float, str]:
 
 def command(*args: str) -> float:
     start = time.perf_counter()
-    done = subprocess.run(["relcol", *args], capture_output=True, text=True)
+    done = subprocess.run([RELCOL, *args], capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError(done.stderr)
     return time.perf_counter() - start
@@ -79,7 +86,7 @@ def peak(*args: str) -> tuple[float, float, float]:
     in GB) of ``relcol *args``: the process tree's resident memory sampled every 0.2 s
     (/proc, Linux), since the report draws its figures on worker processes."""
     start = time.perf_counter()
-    proc = subprocess.Popen(["relcol", *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([RELCOL, *args], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     own = tree = 0
     while proc.poll() is None:
         rss = [_rss(pid) for pid in (proc.pid, *_descendants(proc.pid))]

@@ -28,15 +28,18 @@ import json
 import os
 import platform
 import re
-import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import duckdb
 
 from relcol.store import Warehouse
 from relcol.store._sql import VIEWS, connect, needed, sql_literal, sql_text
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_report import RELCOL
 
 KEYS = ("study", "dataset", "model", "corruption", "severity", "label")
 TARGET_STARTUP = 2.0
@@ -58,11 +61,10 @@ def wall(command: list[str], repeats: int) -> float:
 def startup(warehouse: Warehouse, repeats: int) -> tuple[float, float]:
     parts = str(warehouse.root / "predictions" / "*" / "*" / "part-*.parquet").replace("'", "''")
     bare = f"import duckdb; duckdb.sql(\"SELECT count(*) FROM read_parquet('{parts}')\").fetchall()"
-    relcol = shutil.which("relcol") or "relcol"
     query = "SELECT count(*) FROM predictions"
     return (
         wall([sys.executable, "-c", bare], repeats),
-        wall([relcol, "sql", "--warehouse", str(warehouse.root), query], repeats),
+        wall([RELCOL, "sql", "--warehouse", str(warehouse.root), query], repeats),
     )
 
 

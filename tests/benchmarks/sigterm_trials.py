@@ -18,9 +18,13 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_report import RELCOL
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny.toml"
 
@@ -45,7 +49,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="relcol-sigterm-"))
     try:
         for trial in range(args.trials):
-            command = ["relcol", "ingest", "--study", args.study, "--jobs", "2", "--quiet"]
+            command = [RELCOL, "ingest", "--study", args.study, "--jobs", "2", "--quiet"]
             command += ["--warehouse", str(root / f"wh{trial}")]
             command += ["--portable"] if args.portable else []
             child = subprocess.Popen(
