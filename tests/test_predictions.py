@@ -126,6 +126,40 @@ def test_the_defaults_for_keys_a_file_does_not_have():
     assert set(read.spec["defaults"]) >= {"corruption", "severity", "sample_id"}
 
 
+def test_row_hashes_are_equal_exactly_where_the_keys_are():
+    from relcol.data._predictions import _row_hashes
+
+    rng = np.random.default_rng(3)
+    n = 4000
+    frame = pl.DataFrame(
+        {
+            "model": pl.Series([["a", "b", None][i] for i in rng.integers(0, 3, n)]),
+            # −0.0 and 0.0, NaN and NaN are equal keys, as distinct rows compare them
+            "severity": rng.choice([0.0, -0.0, 0.5, float("nan")], n),
+            "sample_id": rng.integers(0, 40, n),
+            "label": pl.Series([[None, 1][i] for i in rng.integers(0, 2, n)], dtype=pl.Int32),
+        }
+    )
+    keys = frame.columns
+    hashed = frame.with_columns(hash=_row_hashes(frame, keys), key=pl.struct(keys).rank("dense"))
+    # the same key, the same hash; different keys, different hashes (no collision here)
+    assert hashed.group_by("key").agg(pl.col("hash").n_unique()).get_column("hash").max() == 1
+    assert hashed.get_column("hash").n_unique() == hashed.get_column("key").n_unique()
+    assert hashed.get_column("key").n_unique() < n  # the frame does repeat keys
+
+
+def test_a_collision_of_key_hashes_is_told_apart_key_by_key(monkeypatch):
+    import relcol.data._predictions as predictions
+
+    monkeypatch.setattr(  # every row's hash the same: every key compared
+        predictions, "_row_hashes", lambda frame, columns: pl.Series(np.zeros(frame.height))
+    )
+    frame = pl.DataFrame({"y_true": [1, 0, 1], "y_pred": [1, 1, 0], "confidence": [0.9, 0.6, 0.7]})
+    assert read_predictions(frame).rows.height == 3
+    with pytest.raises(relcol.errors.InputError, match="1 row repeats the key of an earlier row"):
+        read_predictions(frame.with_columns(sample_id=pl.Series([0, 1, 1])))
+
+
 def test_text_labels_get_sorted_names_unless_classes_are_declared():
     frame = pl.DataFrame({"y_true": ["b", "a"], "y_pred": ["b", "b"], "confidence": [0.9, 0.6]})
     assert read_predictions(frame).spec["classes"] == ["a", "b"]
