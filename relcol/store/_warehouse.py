@@ -743,9 +743,11 @@ class Staging:
         """The staged parts as chunks of whole cells of at most ``STORE_CHUNK_ROWS`` rows (a
         cell with more is a chunk of its own), each a list of Parquet files: the parts
         themselves for a study that fits in one chunk, else each part's rows of the chunk's
-        cells, written once into the staging folder in the parts' order. Chunks follow the
-        cells' order (the views' ``ORDER BY``, nulls last) and keep each cell's rows in the
-        order of the parts, so the stored rows are those of one pass over the whole study."""
+        cells, written once into the staging folder in the parts' order, a block of a tenth of
+        a chunk's rows at a time (so the memory held is a block's, whatever the part's size).
+        Chunks follow the cells' order (the views' ``ORDER BY``, nulls last) and keep each
+        cell's rows in the order of the parts, so the stored rows are those of one pass over
+        the whole study."""
         parts = [str(p) for p in sorted(self.folder.glob("part-*.parquet"))]
         if self.rows <= STORE_CHUNK_ROWS:
             return [parts]
@@ -762,14 +764,20 @@ class Staging:
         chunks: list[list[str]] = [[] for _ in spans]
         folder = self.base / "chunks"
         folder.mkdir()
+        block = max(STORE_CHUNK_ROWS // 10, 1)
         for index, part in enumerate(parts):
-            rows = pl.read_parquet(part, hive_partitioning=False).join(
-                cells, on=_schema.CELL, how="left", nulls_equal=True, maintain_order="left"
-            )
-            for (chunk,), piece in rows.partition_by("chunk", as_dict=True).items():
-                path = folder / f"part-{index:05d}-chunk-{chunk}.parquet"
-                _write_rows(piece.drop("chunk"), path)
-                chunks[chunk].append(str(path))
+            scan = pl.scan_parquet(part, hive_partitioning=False)
+            total = scan.select(pl.len()).collect().item()
+            # a block of rows at a time: a part may hold the whole study (a prediction file)
+            for start in range(0, total, block):
+                rows = scan.slice(start, block).collect()
+                rows = rows.join(
+                    cells, on=_schema.CELL, how="left", nulls_equal=True, maintain_order="left"
+                )
+                for (chunk,), piece in rows.partition_by("chunk", as_dict=True).items():
+                    path = folder / f"part-{index:05d}-{start // block:05d}-chunk-{chunk}.parquet"
+                    _write_rows(piece.drop("chunk"), path)
+                    chunks[chunk].append(str(path))
         return chunks
 
     def _store_or_warn(self) -> None:
