@@ -1355,16 +1355,18 @@ def _clean_reference(
     rows).
     """
     curve = ["dataset", "model", "label"]
-    keys = rows.select(*curve, "corruption", "severity")
-    starts = (
-        keys.filter(pl.col("corruption") != "none")
-        .group_by([*curve, "corruption"])
-        .agg(start=(pl.col("severity") == 0.0).any())
-        .filter(~pl.col("start"))
-        .drop("start")
-    )
+    keys = rows.lazy().select(*curve, "corruption", "severity")  # lazy: no filtered copies
     clean = (pl.col("corruption") == "none") & (pl.col("severity") == 0.0)
-    have = keys.filter(clean).select(curve).unique()
+    starts, have = pl.collect_all(
+        [
+            keys.filter(pl.col("corruption") != "none")
+            .group_by([*curve, "corruption"])
+            .agg(start=(pl.col("severity") == 0.0).any())
+            .filter(~pl.col("start"))
+            .drop("start"),
+            keys.filter(clean).select(curve).unique(),
+        ]
+    )
     served = starts.join(have, on=curve, how="semi", nulls_equal=True)
     without = starts.join(have, on=curve, how="anti", nulls_equal=True)
 
