@@ -1281,8 +1281,8 @@ def _row_hashes(frame: pl.DataFrame, columns: list[str]) -> pl.Series:
     """A 64-bit hash of each row's ``columns``, from each column's own hashes: rows with equal
     values (equal as ``is_first_distinct`` compares them: −0.0 and 0.0, NaN and NaN, null and
     null) hash alike. One pass per column, where a struct's hash or distinct rows encode every
-    row's values together first (on 10⁷ rows of eight key columns: 0.4 s and 0.2 GB against
-    2.1 s and 2.6 GB)."""
+    row's values together first (10⁷ rows of eight key columns, with the count of distinct
+    hashes: 0.9 s and 0.2 GB more, against 2.1–2.5 s and 2.4 GB for the distinct rows)."""
     mixed = np.zeros(frame.height, dtype=np.uint64)
     for name in columns:
         mixed = mixed * _MIX ^ frame.get_column(name).hash().to_numpy()
