@@ -399,6 +399,41 @@ def test_by_class_has_each_predicted_classs_metrics_and_its_vector_scores(wh):
         assert row["nll"] == pytest.approx(-np.log(np.maximum(true_p, 1e-15)).mean(), rel=1e-13)
 
 
+def test_by_class_in_runs_of_cells_is_the_table_of_one_pass(wh, monkeypatch):
+    # a large study's by-class table is computed a run of whole cells at a time, like the
+    # per-cell tables; cut into runs of one cell it is the one-pass table
+    import relcol.workflows._external_predictions as external
+    from relcol.metrics import by_chunks
+
+    rng = np.random.default_rng(5)
+    frames = [
+        pl.DataFrame(
+            {
+                "model": f"m{m}",
+                "y_true": rng.integers(0, 3, 200),
+                "proba": rng.dirichlet([1] * 3, 200),
+            }
+        ).with_row_index("sample_id")
+        for m in range(4)
+    ]
+    relcol.ingest_predictions(pl.concat(frames), wh, name="four")
+    budgets = []
+
+    def with_budget(budget):
+        def chunked(*args, **kwargs):
+            budgets.append(budget)
+            return by_chunks(*args, **kwargs, budget=budget)
+
+        return chunked
+
+    monkeypatch.setattr(external, "by_chunks", with_budget(10**9))
+    whole = relcol.by_class(wh, study="four")
+    monkeypatch.setattr(external, "by_chunks", with_budget(200))
+    runs = relcol.by_class(wh, study="four")
+    assert budgets == [10**9, 200] and whole.height == 12
+    assert runs.equals(whole)
+
+
 def benchmark_layout() -> pl.DataFrame:
     """A corruption benchmark's layout: m1's clean rows under corruption 'none', its blur at
     severities 1 and 2 only, its fog with a severity 0 of its own; m2 has blur and no clean

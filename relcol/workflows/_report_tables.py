@@ -46,9 +46,8 @@ from relcol.workflows._report_backend import (
     check_report_backend,
     chunk_runner,
 )
-from relcol.workflows._shared import run_spec
+from relcol.workflows._shared import cells_of, run_spec
 from relcol.workflows._studies import (
-    cells_of,
     consistency_table,
     scorecard_options,
     study_baseline,

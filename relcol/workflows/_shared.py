@@ -10,7 +10,7 @@ from collections.abc import Callable
 import polars as pl
 
 from relcol.checks import check_choice
-from relcol.store import Warehouse
+from relcol.store import CELL, Warehouse
 
 ENGINES = ("polars", "duckdb")
 
@@ -85,3 +85,10 @@ def with_label_names(
     columns = list(table.columns)
     columns.insert(columns.index(after) + 1, name)
     return out.select(columns)
+
+
+def cells_of(predictions: pl.LazyFrame, *, samples: bool = True) -> pl.DataFrame:
+    """Every cell's keys, rows ``n`` and (with ``samples``) distinct test samples
+    ``samples``, in key order."""
+    counts = {"n": pl.len()} | ({"samples": pl.col("sample_id").n_unique()} if samples else {})
+    return predictions.group_by(CELL).agg(**counts).sort(CELL, nulls_last=True).collect()

@@ -26,7 +26,7 @@ from relcol.store import CELL, IngestResult, Warehouse
 from relcol.study import MAX_ROWS, SCORECARD, Study, load_study, run_study
 from relcol.workflows._beside import Stopped
 from relcol.workflows._portable import in_portable_process
-from relcol.workflows._shared import from_engine, study_of, warehouse_of
+from relcol.workflows._shared import cells_of, from_engine, study_of, warehouse_of
 
 
 def ingest(
@@ -232,13 +232,3 @@ def _until_stopped(stop: threading.Event, rows: pl.LazyFrame) -> list[pl.LazyFra
     if stop.is_set():
         raise Stopped
     return _consistency_plans(rows)
-
-
-def cells_of(predictions: pl.LazyFrame) -> pl.DataFrame:
-    """Every cell's keys, rows ``n`` and distinct test samples ``samples``, in key order."""
-    return (
-        predictions.group_by(CELL)
-        .agg(n=pl.len(), samples=pl.col("sample_id").n_unique())
-        .sort(CELL, nulls_last=True)
-        .collect()
-    )
