@@ -146,16 +146,39 @@ def test_long_tables_and_datasets_collapse_without_script(page):
     assert any("rows)" in b[2] for b in blocks)
 
 
-def test_only_the_action_wraps_in_the_trust_tables(page):
-    # the action's words wrap so that the table fits the page; the deciding metric is one short
-    # word, and a minimum width there only widened the table past the page at 1 400 px
+def test_the_trust_tables_wrap_between_a_value_and_its_bound(page):
+    # So that the table fits a laptop's page: the action's words wrap, and a value may put its
+    # bound or p-value on a second line, never breaking inside the bracket or the parentheses.
+    # The deciding metric is one short word; a minimum width there only widened the table.
     _, html = page
-    cells = re.findall(r'<td ([^>]*)headers="[^"]*-(action|deciding_metric)"', html)
-    wraps = {
-        column: {"white-space: normal" in attributes for attributes, c in cells if c == column}
-        for column in ("action", "deciding_metric")
+    cells = re.findall(r'<td ([^>]*)headers="[^"]*-(\w+)" class="gt_row[^"]*">([^<]*)</td>', html)
+    expected = {
+        "clean_gap": True,
+        "break_change": True,
+        "d_star_gap": True,
+        "trend": True,
+        "action": True,
+        "deciding_metric": False,
     }
-    assert wraps == {"action": {True}, "deciding_metric": {False}}
+    wraps = {
+        column: {"white-space: normal" in attributes for attributes, c, _ in cells if c == column}
+        for column in expected
+    }
+    assert wraps == {column: {wrap} for column, wrap in expected.items()}
+    # each cell's styles are declarations a browser reads (great-tables joins two styles of a
+    # cell without a semicolon, and the browser then drops both)
+    for attributes, column, _ in cells:
+        for style in re.findall(r'style="([^"]*)"', attributes):
+            assert all(re.fullmatch(r" ?[a-z-]+: [^:;]+", d) for d in style.split(";") if d), (
+                column,
+                style,
+            )
+    bounds = [text for _, column, text in cells if column == "clean_gap" and "[" in text]
+    assert bounds and all(re.fullmatch(r"[+-]\d\.\d{3} \[≥\xa0[+-]\d\.\d{3}\]", t) for t in bounds)
+    trends = [text for _, column, text in cells if column == "trend" and text != "–"]
+    assert trends and all(
+        re.fullmatch(r"[+-]\d\.\d{2} \(p(\xa0[=<]\xa0\d\.\d{3}|\xa0–)\)", t) for t in trends
+    )
 
 
 def test_intervals_appear_when_the_tables_carry_them(tables, meta):

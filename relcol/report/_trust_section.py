@@ -23,9 +23,11 @@ from relcol.report._tables import table_html
 from relcol.report._terminal import WITHOUT_CLEAN
 
 _GROUP = "__group"
-_NBSP = "\u00a0"  # keeps "0.126 [0.095, 0.156]" on one line
+_NBSP = "\u00a0"  # keeps "[≥ +0.052]" and "(p = 0.008)" on one line
 #: Background of each traffic light (light tints, so the text stays readable).
 _LIGHT_COLOURS = {"green": "#C7E9C0", "amber": "#FDD49E", "red": "#FCAE91"}
+#: Columns whose value may put its bound or p-value on a second line.
+_WRAPPING = ("clean_gap", "break_change", "d_star_gap", "trend")
 _LABELS = {
     "clean_gap": "gap when clean",
     "clean_overconfident": "overconfident when clean",
@@ -74,7 +76,7 @@ def _with_trend(thresholds: pl.DataFrame, trends: pl.DataFrame | None) -> pl.Dat
     ]
     gap = trends.filter(pl.col("metric") == "gap")
     text = [
-        None if rho is None else f"{rho:+.2f} ({_p(p)})".replace(" ", _NBSP)
+        None if rho is None else f"{rho:+.2f} ({_p(p).replace(' ', _NBSP)})"
         for rho, p in zip(gap["spearman_rho"], gap["p_value"], strict=True)
     ]
     gap = gap.select(*keys).with_columns(trend=pl.Series(text, dtype=pl.String))
@@ -115,8 +117,13 @@ def _table(part: pl.DataFrame, name: str, index: int) -> GT:
         .sub_missing(missing_text="–")
         .tab_options(table_font_size="13px")
     )
-    # The action's words wrap, so the table fits the page's width (numbers and the deciding
-    # metric, one short word, stay on one line).
+    # So that the table fits a laptop's page (1 280 px), the action's words wrap, and a value
+    # may put its bound or p-value on a second line (the bracket and the parentheses stay whole).
+    # The deciding metric, one short word, stays on one line.
+    # (One style per cell: great-tables joins a cell's styles without a semicolon.)
+    wrapping = [c for c in _WRAPPING if c in shown]
+    if wrapping:
+        gt = gt.tab_style(style.css("white-space: normal"), locations=_body(gt, wrapping, None))
     if "action" in shown:
         gt = gt.tab_style(
             style.css("white-space: normal; min-width: 7rem"), locations=_body(gt, "action", None)
@@ -157,9 +164,7 @@ def _bound(name: str, frame: pl.DataFrame) -> pl.Series:
     if not {name, f"{name}_lo"} <= set(frame.columns):
         return pl.Series(name, [None] * frame.height, dtype=pl.String)
     text = [
-        None
-        if value is None
-        else f"{value:+.3f}" + ("" if lo is None else f"{_NBSP}[≥{_NBSP}{lo:+.3f}]")
+        None if value is None else f"{value:+.3f}" + ("" if lo is None else f" [≥{_NBSP}{lo:+.3f}]")
         for value, lo in zip(frame[name], frame[f"{name}_lo"], strict=True)
     ]
     return pl.Series(name, text, dtype=pl.String)
