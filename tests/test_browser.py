@@ -201,3 +201,31 @@ def test_a_study_of_one_corruption_gets_figures_that_read(one_corruption):
     assert narrow and all(n.startswith("Reliability diagrams for ") for n, _ in narrow), narrow
     assert all(w >= 400 for _, w in narrow), narrow
     assert len(boxes["widths"]) >= 2 * (1 + 3 + 1 + 1)  # degr., 3 models' rel., conf., r–c
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_nothing_scrolls_sideways_in_a_laptop_window(browser_binary, report_page, width):
+    """At 1024 px (a laptop's window beside another) the contents go above the page instead of
+    beside it, so that the widest tables (the trust tables, the summary) fit without a
+    scroll bar of their own; at 1280 px the contents stay beside the page and they still fit."""
+    with chromium(browser_binary) as browser:
+        page = browser.open(report_page.as_uri(), width=width, height=800)
+        boxes = browser.evaluate(_BOXES)
+        layout = browser.evaluate(_LAYOUT)
+    assert page.errors == [], page.errors
+    assert boxes["overflow"] == [], boxes["overflow"]
+    width_seen, visible = boxes["page"]
+    assert width_seen <= visible == width, "the page scrolls sideways"
+    assert layout["beside"] is (width >= 1280), layout
+
+
+# Where the contents are: beside the page (a column left of main) or above it.
+_LAYOUT = """
+(() => {
+  const nav = document.querySelector('nav.toc').getBoundingClientRect();
+  const main = document.querySelector('main').getBoundingClientRect();
+  return {beside: nav.right <= main.left + 0.5 && nav.bottom > main.top,
+          nav: [Math.round(nav.left), Math.round(nav.right), Math.round(nav.bottom)],
+          main: [Math.round(main.left), Math.round(main.right), Math.round(main.top)]};
+})()
+"""

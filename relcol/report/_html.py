@@ -337,6 +337,9 @@ def _call(build: Callable[..., str | None], tables, context: Mapping[str, Any]) 
     return build(tables, **{k: v for k, v in context.items() if k in names})
 
 
+# Below 1200 px the contents go above the page as a wrapped line of links instead of a column
+# beside it: beside it they leave the built-in study's widest tables (the trust tables, about
+# 910 px) too little room, and those would scroll inside their sections.
 _CSS = re.sub(
     r"\s*\n\s*",
     "\n",
@@ -413,10 +416,12 @@ dt { font-weight: 600; }
 dd { margin: 0; }
 table.versions td { padding: 0.1rem 1rem 0.1rem 0; }
 pre.spec { background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }
-@media (max-width: 900px) {
+@media (max-width: 1200px) {
   .page { display: block; }
   nav.toc { position: static; max-height: none; border-right: 0;
     border-bottom: 1px solid #e3e3e3; }
+  nav.toc ol { display: flex; flex-wrap: wrap; gap: 0 0.2rem; }
+  nav.toc li { margin: 0; }
   main { padding: 1rem; }
 }
 @media print {
