@@ -150,8 +150,8 @@ def test_a_value_without_an_interval_shows_alone_and_a_missing_one_as_a_dash(tab
     page += calibration_table(calibration, study="s", bins=15).as_raw_html()
     shown = re.findall(r"<td[^>]*>([^<]*)</td>", page)
     a, b = (calibration.filter(model=m, severity=0.0)["ece"].item() for m in ("a", "b"))
-    assert f"{a:.3f} [{a - 0.01:.3f}, {a + 0.01:.3f}]" in shown
+    assert f"{a:.3f} [{a - 0.01:.3f},\xa0{a + 0.01:.3f}]" in shown
     assert f"{b:.3f}" in shown  # no interval: the value alone, not "[–, –]"
     assert "[–" not in page and "–]" not in page
-    assert "0.875 [0.775, 0.975]" in shown  # model a's AUROC with its interval
+    assert "0.875 [0.775,\xa00.975]" in shown  # model a's AUROC with its interval
     assert "–" in shown  # model b's undefined AUROC (and its missing bounds) as one dash

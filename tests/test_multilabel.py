@@ -392,7 +392,7 @@ def test_the_report_gives_each_named_label_every_single_label_view(tmp_path):
         & (pl.col("target") == "binary")
     ).row(0, named=True)  # fmt: skip
     assert micro["accuracy_lo"] < micro["accuracy"] < micro["accuracy_hi"]
-    printed = f"{micro['accuracy']:.3f} [{micro['accuracy_lo']:.3f}, {micro['accuracy_hi']:.3f}]"
+    printed = f"{micro['accuracy']:.3f} [{micro['accuracy_lo']:.3f},\xa0{micro['accuracy_hi']:.3f}]"
     assert printed in section
     agreement = table.filter(pl.col("target") == "agreement")
     assert agreement["accuracy_lo"].null_count() == agreement.height  # no interval: a share
@@ -403,7 +403,7 @@ def test_the_report_gives_each_named_label_every_single_label_view(tmp_path):
     labels = pl.read_parquet(tmp_path / "r" / "discrimination.parquet")["auroc"]
     assert macro["auroc"] == pytest.approx(labels.mean())
     assert macro["auroc_lo"] < macro["auroc"] < macro["auroc_hi"]
-    assert f"{macro['auroc']:.3f} [{macro['auroc_lo']:.3f}, {macro['auroc_hi']:.3f}]" in section
+    assert f"{macro['auroc']:.3f} [{macro['auroc_lo']:.3f},\xa0{macro['auroc_hi']:.3f}]" in section
     # the terminal summary names the labels too
     assert all(name in result.summary for name in EMAIL_LABELS)
 

@@ -279,7 +279,9 @@ def test_extra_columns_render(tmp_path):
     table = calibration_table(extra, study="default", bins=10).as_raw_html()
     assert ">Brier<" in table  # a known metric column, with its label
     first = CAL.row(0, named=True)
-    assert f"{first['ece']:.3f} [{first['ece'] - 0.015:.3f}, {first['ece'] + 0.015:.3f}]" in table
+    assert (
+        f"{first['ece']:.3f} [{first['ece'] - 0.015:.3f},\xa0{first['ece'] + 0.015:.3f}]" in table
+    )
     assert "bins = 10; engine = polars" in table
     assert_frame_equal(pl.read_parquet(tmp_path / "calibration.parquet"), extra)
 

@@ -13,6 +13,7 @@ import types
 import numpy as np
 import polars as pl
 import pytest
+from great_tables import GT
 
 import relcol
 import relcol.report._sections as report_sections
@@ -38,6 +39,7 @@ from relcol.report._figures import (
 )
 from relcol.report._html import SECTIONS
 from relcol.report._sections import figure_models
+from relcol.report._tables import data_color, merge_intervals
 from relcol.store import CELL
 
 ORDER = [
@@ -165,19 +167,25 @@ def test_the_trust_tables_wrap_between_a_value_and_its_bound(page):
         for column in expected
     }
     assert wraps == {column: {wrap} for column, wrap in expected.items()}
-    # each cell's styles are declarations a browser reads (great-tables joins two styles of a
-    # cell without a semicolon, and the browser then drops both)
     for attributes, column, _ in cells:
-        for style in re.findall(r'style="([^"]*)"', attributes):
-            assert all(re.fullmatch(r" ?[a-z-]+: [^:;]+", d) for d in style.split(";") if d), (
-                column,
-                style,
-            )
+        assert _styles_read(attributes), (column, attributes)
     bounds = [text for _, column, text in cells if column == "clean_gap" and "[" in text]
     assert bounds and all(re.fullmatch(r"[+-]\d\.\d{3} \[≥\xa0[+-]\d\.\d{3}\]", t) for t in bounds)
     trends = [text for _, column, text in cells if column == "trend" and text != "–"]
     assert trends and all(
         re.fullmatch(r"[+-]\d\.\d{2} \(p(\xa0[=<]\xa0\d\.\d{3}|\xa0–)\)", t) for t in trends
+    )
+
+
+def _styles_read(attributes: str) -> bool:
+    """Whether a cell's styles are declarations a browser reads: great-tables joins two styles
+    of a cell without a semicolon unless the first ends with one, and the browser then drops
+    both."""
+    return all(
+        re.fullmatch(r" ?[a-z-]+: [^:;]+", declaration)
+        for style in re.findall(r'style="([^"]*)"', attributes)
+        for declaration in style.split(";")
+        if declaration.strip()
     )
 
 
@@ -193,7 +201,29 @@ def test_intervals_appear_when_the_tables_carry_them(tables, meta):
     html = render_html({**tables, "calibration": banded, "discrimination": disc}, meta=meta)
     first = disc.filter(pl.col("auroc").is_not_null()).row(0, named=True)
     a = first["auroc"]
-    assert f"{a:.3f} [{a - 0.05:.3f}, {a + 0.05:.3f}]" in html
+    # the interval may go below its value on a narrow page, whole: no break inside the bracket
+    assert f"{a:.3f} [{a - 0.05:.3f},\xa0{a + 0.05:.3f}]" in html
+    cells = [
+        (attributes, column)
+        for attributes, column, text in re.findall(
+            r'<td ([^>]*)headers="[^"]*-(\w+)" class="gt_row[^"]*">([^<]*)</td>', html
+        )
+        if re.search(r"\d \[", text)
+    ]
+    assert {column for _, column in cells} >= {"auroc", "aurc"}
+    assert all("white-space: normal" in a and _styles_read(a) for a, _ in cells), cells
+    # a coloured column keeps its colour beside the wrap (the calibration table's ECE and gap,
+    # when a study's table is short enough to be drawn)
+    frame = pl.DataFrame({"model": ["a", "b"], "ece": [0.1, 0.3], "ece_lo": [0.05, 0.2]})
+    frame = frame.with_columns(ece_hi=pl.col("ece") + 0.05)
+    gt = merge_intervals(GT(frame), frame)
+    coloured = re.findall(
+        r"<td ([^>]*)>0\.\d+ \[",
+        data_color(gt, columns="ece", palette=["white", "red"]).as_raw_html(),
+    )
+    assert len(coloured) == 2
+    assert all("white-space: normal" in a and "background-color" in a for a in coloured)
+    assert all(_styles_read(a) for a in coloured), coloured
     assert "Shaded bands: 95% intervals of accuracy, mean confidence, ECE, gap Δ." in html
     fig = degradation_figure(banded.filter(dataset="wine"))
     bands = [c for ax in fig.get_axes() for c in ax.collections]

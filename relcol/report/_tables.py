@@ -13,7 +13,7 @@ from html import escape
 
 import polars as pl
 import polars.selectors as cs
-from great_tables import GT, html
+from great_tables import GT, html, loc, style
 
 from relcol.analysis import sort_by_appearance
 from relcol.metrics import CALIBRATION_COLUMNS, labels
@@ -136,9 +136,14 @@ def interval_columns(frame: pl.DataFrame) -> list[tuple[str, str, str]]:
     ]
 
 
+#: A non-breaking space: keeps a bound or an interval on one line, e.g. "[0.071, 0.096]".
+NBSP = "\u00a0"
+
+
 def merge_intervals(gt: GT, frame: pl.DataFrame) -> GT:
     """Show each metric with an interval as ``value [lo, hi]`` (``0.083 [0.071, 0.096]``) and
-    any other missing value as "–".
+    any other missing value as "–". On a narrow page the interval may go below its value,
+    whole.
 
     The ``_lo``/``_hi`` columns are hidden; a row without an interval shows the value alone
     (the bounds are left missing, so the bracket is dropped rather than shown as
@@ -148,7 +153,14 @@ def merge_intervals(gt: GT, frame: pl.DataFrame) -> GT:
     bounds = {bound for _, lo, hi in intervals for bound in (lo, hi)}
     gt = gt.sub_missing(columns=[c for c in frame.columns if c not in bounds], missing_text="–")
     for metric, lo, hi in intervals:
-        gt = gt.cols_merge([metric, lo, hi], pattern="{0}<< [{1}, {2}]>>")
+        gt = gt.cols_merge([metric, lo, hi], pattern=f"{{0}}<< [{{1}},{NBSP}{{2}}]>>")
+    if intervals and len(gt._tbl_data) <= INLINE_ROWS:  # longer tables are not drawn
+        # the one place such a cell may break, where the page is narrow: before its bracket
+        # (the semicolon: great-tables joins this style and data_color's with a space only)
+        gt = gt.tab_style(
+            style.css("white-space: normal;"),
+            locations=loc.body(columns=[metric for metric, _, _ in intervals]),
+        )
     return gt
 
 

@@ -19,11 +19,10 @@ from great_tables import GT, style
 
 from relcol.analysis import require_columns, sort_by_appearance
 from relcol.report._layout import by_dataset, section
-from relcol.report._tables import table_html
+from relcol.report._tables import NBSP, table_html
 from relcol.report._terminal import WITHOUT_CLEAN
 
 _GROUP = "__group"
-_NBSP = "\u00a0"  # keeps "[≥ +0.052]" and "(p = 0.008)" on one line
 #: Background of each traffic light (light tints, so the text stays readable).
 _LIGHT_COLOURS = {"green": "#C7E9C0", "amber": "#FDD49E", "red": "#FCAE91"}
 #: Columns whose value may put its bound or p-value on a second line.
@@ -76,7 +75,7 @@ def _with_trend(thresholds: pl.DataFrame, trends: pl.DataFrame | None) -> pl.Dat
     ]
     gap = trends.filter(pl.col("metric") == "gap")
     text = [
-        None if rho is None else f"{rho:+.2f} ({_p(p).replace(' ', _NBSP)})"
+        None if rho is None else f"{rho:+.2f} ({_p(p).replace(' ', NBSP)})"
         for rho, p in zip(gap["spearman_rho"], gap["p_value"], strict=True)
     ]
     gap = gap.select(*keys).with_columns(trend=pl.Series(text, dtype=pl.String))
@@ -164,7 +163,7 @@ def _bound(name: str, frame: pl.DataFrame) -> pl.Series:
     if not {name, f"{name}_lo"} <= set(frame.columns):
         return pl.Series(name, [None] * frame.height, dtype=pl.String)
     text = [
-        None if value is None else f"{value:+.3f}" + ("" if lo is None else f" [≥{_NBSP}{lo:+.3f}]")
+        None if value is None else f"{value:+.3f}" + ("" if lo is None else f" [≥{NBSP}{lo:+.3f}]")
         for value, lo in zip(frame[name], frame[f"{name}_lo"], strict=True)
     ]
     return pl.Series(name, text, dtype=pl.String)
