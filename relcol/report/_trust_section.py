@@ -119,7 +119,7 @@ def _table(part: pl.DataFrame, name: str, index: int) -> GT:
     # So that the table fits a laptop's page (1 280 px), the action's words wrap, and a value
     # may put its bound or p-value on a second line (the bracket and the parentheses stay whole).
     # The deciding metric, one short word, stays on one line.
-    # (One style per cell: great-tables joins a cell's styles without a semicolon.)
+    # (One style per cell: great-tables joins a cell's styles with a space only.)
     wrapping = [c for c in _WRAPPING if c in shown]
     if wrapping:
         gt = gt.tab_style(style.css("white-space: normal"), locations=_body(gt, wrapping, None))
