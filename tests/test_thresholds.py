@@ -215,17 +215,50 @@ def test_cell_evidence_bounds_are_quantiles_of_the_replicates():
     out = cell_evidence(result, points, alpha=0.1).sort("severity")
     gap = result.values["gap"]
     order = result.cells.with_row_index("i").sort("severity")["i"].to_numpy()
-    assert out["gap_lower"].to_list() == pytest.approx(np.quantile(gap[order], 0.1, axis=1))
+    # numpy's quantiles, bit for bit
+    assert out["gap_lower"].to_list() == np.quantile(gap[order], 0.1, axis=1).tolist()
     change = gap[order[1:]] - gap[order[0]]
-    assert out["change_lower"].to_list()[1:] == pytest.approx(np.quantile(change, 0.1, axis=1))
+    assert out["change_lower"].to_list()[1:] == np.quantile(change, 0.1, axis=1).tolist()
     assert out["change"][0] is None
     level = 0.1 / 3  # Bonferroni over the curve's three severities
     ece = result.values["ece"][order]
-    assert out["ece_upper"].to_list() == pytest.approx(np.quantile(ece, 1 - level, axis=1))
+    assert out["ece_upper"].to_list() == np.quantile(ece, 1 - level, axis=1).tolist()
     absolute = np.maximum(np.quantile(gap[order], level, 1), -np.quantile(gap[order], 1 - level, 1))
     excess = ece - points.sort("severity")["ece_null"].to_numpy()[:, None]
     expected = np.fmax(np.maximum(absolute, 0), np.quantile(excess, level, axis=1))
     assert out["calibration_lower"].to_list() == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("block_rows", [None, 3])
+def test_evidence_quantiles_have_the_bits_of_numpys(block_rows, monkeypatch):
+    """Each row's quantile at its own level over its finite replicates is np.nanquantile's,
+    bit for bit; a row with fewer than half of them finite has none. Several levels come from
+    one sort of the rows, and rows taken a few at a time (on threads) give the same bits."""
+    import numpy as np
+
+    import relcol.analysis._bootstrap as layer_module
+    from relcol.analysis._thresholds import _quantiles
+
+    if block_rows is not None:  # rows taken 3 at a time, where the default takes 261
+        monkeypatch.setattr(layer_module, "ROW_BLOCK_ENTRIES", block_rows * 1001)
+    rng = np.random.default_rng(12)
+    # enough rows that some interpolate from ½ on, where a + (b − a)·f, numpy's formula below
+    # ½, would differ from numpy's quantile in the last bit
+    values = rng.normal(size=(2000, 1001))
+    values[:10] = np.round(values[:10] * 4) / 4  # many ties
+    values[10] = 0.25  # one value throughout
+    values[11, :400] = np.nan  # 60 % finite: over those
+    values[12, :600] = np.inf  # 40 % finite: none
+    values[13, [3, 7]] = [np.nan, -np.inf]
+    level = rng.uniform(0.001, 0.999, len(values))
+    level[14:16] = [0.0, 1.0]
+    low, high, fixed = _quantiles(values, level, 1 - level, 0.1)
+    finite = np.where(np.isfinite(values), values, np.nan)
+    for got, at in ((low, level), (high, 1 - level), (fixed, np.full(len(values), 0.1))):
+        expected = np.array([np.nanquantile(row, q) for row, q in zip(finite, at, strict=True)])
+        expected[12] = np.nan
+        assert got.tobytes() == expected.tobytes()
+    assert [q.tolist() for q in _quantiles(np.empty((0, 5)), 0.5)] == [[]]
 
 
 def test_judged_mce_is_the_well_filled_bins_largest_gap_and_bound(monkeypatch):

@@ -1584,14 +1584,17 @@ def _quantile_pair(values: np.ndarray, alpha: float) -> tuple[np.ndarray, np.nda
     for h in positions:
         below = int(np.floor(h))
         above = min(below + 1, count - 1)
-        fraction = h - below
         a, b = values[:, below].astype(np.float64), values[:, above].astype(np.float64)
-        # numpy's interpolation, term for term (from the nearer order statistic)
-        if fraction >= 0.5:
-            out.append(b - (b - a) * (1 - fraction))
-        else:
-            out.append(a + (b - a) * fraction)
+        out.append(quantile_lerp(a, b, h - below))
     return out[0], out[1]
+
+
+def quantile_lerp(a: np.ndarray, b: np.ndarray, fraction: float | np.ndarray) -> np.ndarray:
+    """numpy's linear quantile between the order statistics ``a`` and ``b`` at ``fraction``
+    (0 ≤ f ≤ 1; a scalar, or one per entry), term for term: from the nearer order statistic,
+    a + (b − a)·f below ½ and b − (b − a)·(1 − f) from ½ on, so the bits are numpy's."""
+    diff = b - a
+    return np.where(np.asarray(fraction) >= 0.5, b - diff * (1 - fraction), a + diff * fraction)
 
 
 def _check_alpha(alpha: object) -> float:

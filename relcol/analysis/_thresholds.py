@@ -55,11 +55,14 @@ the light at severity 0. Every threshold is a field of ``TrafficLight``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 
+from relcol._cluster import available_cores
+from relcol.analysis._bootstrap import quantile_lerp, row_blocks
 from relcol.analysis._frames import require_columns
 from relcol.checks import check_interval
 
@@ -219,7 +222,9 @@ def cell_evidence(
         return frame[name].cast(pl.Float64).fill_null(np.nan).to_numpy()
 
     gap = values["gap"][index]
-    gap_lower = _quantile(gap, np.full(n_cells, alpha))
+    gap_lower, gap_light_lower, gap_light_upper = _quantiles(
+        gap, alpha, light_level, 1 - light_level
+    )
     has_clean = (clean_index >= 0) & (frame["severity"].to_numpy() != 0.0)
     change = np.full(n_cells, np.nan)
     change_lower = np.full(n_cells, np.nan)
@@ -228,17 +233,17 @@ def cell_evidence(
         reference = clean_index[rows]
         change[rows] = column("gap")[rows] - column("gap")[_position(index, reference)]
         paired = gap[rows] - values["gap"][reference]
-        change_lower[rows] = _quantile(paired, np.full(len(rows), alpha))
+        (change_lower[rows],) = _quantiles(paired, alpha)
     ece = values["ece"][index]
-    ece_upper = _quantile(ece, 1 - light_level)
-    absolute_gap_lower = np.maximum(_quantile(gap, light_level), -_quantile(gap, 1 - light_level))
+    (ece_upper,) = _quantiles(ece, 1 - light_level)
+    absolute_gap_lower = np.maximum(gap_light_lower, -gap_light_upper)
     calibration_lower = np.maximum(absolute_gap_lower, 0.0)
     null = column("ece_null")
-    excess_lower = _quantile(ece - null[:, None], light_level)
+    (excess_lower,) = _quantiles(ece - null[:, None], light_level)
     calibration_lower = np.fmax(calibration_lower, excess_lower)
     if "auroc" in values:
         auroc = values["auroc"][index]
-        auroc_lower, auroc_upper = _quantile(auroc, light_level), _quantile(auroc, 1 - light_level)
+        auroc_lower, auroc_upper = _quantiles(auroc, light_level, 1 - light_level)
     else:
         auroc_lower = auroc_upper = np.full(n_cells, np.nan)
     judged = _judged_mce(frame, replicates, bins, light_level, lights)
@@ -269,25 +274,41 @@ def _position(index: np.ndarray, cells: np.ndarray) -> np.ndarray:
     return where[cells]
 
 
-def _quantile(values: np.ndarray, level: np.ndarray) -> np.ndarray:
-    """Row-wise linear quantile (numpy's default) at each row's ``level`` over its defined
-    replicates; NaN for a row with fewer than half of them defined (as the percentile
-    intervals)."""
+def _quantiles(values: np.ndarray, *levels: float | np.ndarray) -> list[np.ndarray]:
+    """Row-wise linear quantiles over each row's defined (finite) replicates, one array per
+    level of ``levels`` (a scalar, or one per row): numpy's, bit for bit (``np.nanquantile``
+    of the row's finite entries); NaN for a row with fewer than half of them defined (as the
+    percentile intervals). Each block of rows is sorted once for every level, the blocks on
+    threads (numpy's sort releases the GIL)."""
     values = np.asarray(values, dtype=np.float64)
-    out = np.full(values.shape[0], np.nan)
+    n_rows = values.shape[0]
+    wanted = [np.broadcast_to(np.asarray(level, dtype=np.float64), (n_rows,)) for level in levels]
+    out = [np.full(n_rows, np.nan) for _ in levels]
     if values.size == 0:
         return out
-    ordered = np.sort(np.where(np.isfinite(values), values, np.inf), axis=1)
-    defined = np.isfinite(values).sum(1)
-    enough = defined * 2 >= values.shape[1]
-    position = (np.maximum(defined, 1) - 1) * np.asarray(level, dtype=np.float64)
-    below = np.floor(position).astype(np.int64)
-    above = np.minimum(below + 1, np.maximum(defined - 1, 0))
-    a = np.take_along_axis(ordered, below[:, None], 1)[:, 0]
-    b = np.take_along_axis(ordered, above[:, None], 1)[:, 0]
-    with np.errstate(invalid="ignore"):
-        value = a + (b - a) * (position - below)
-    out[enough] = np.where(below[enough] == above[enough], a[enough], value[enough])
+
+    def block(rows: slice) -> None:
+        part = values[rows]
+        finite = np.isfinite(part)
+        ordered = np.sort(np.where(finite, part, np.inf), axis=1)
+        defined = finite.sum(1)
+        enough = defined * 2 >= part.shape[1]
+        last = np.maximum(defined - 1, 0)
+        for level, into in zip(wanted, out, strict=True):
+            position = last * level[rows]
+            below = np.floor(position).astype(np.int64)
+            above = np.minimum(below + 1, last)
+            a = np.take_along_axis(ordered, below[:, None], 1)[:, 0]
+            b = np.take_along_axis(ordered, above[:, None], 1)[:, 0]
+            with np.errstate(invalid="ignore"):  # rows without enough replicates: inf − inf
+                into[rows] = np.where(enough, quantile_lerp(a, b, position - below), np.nan)
+
+    blocks = list(row_blocks(*values.shape))
+    if len(blocks) == 1:
+        block(blocks[0])
+    else:
+        with ThreadPoolExecutor(min(len(blocks), max(1, available_cores()))) as pool:
+            list(pool.map(block, blocks))
     return out
 
 
@@ -346,9 +367,8 @@ def _judged_mce(
         hi = min(lo + _MCE_ROWS, len(row))
         replicate = accuracy[cell[lo:hi], bin_index[lo:hi]].astype(np.float64)
         replicate -= confidence[lo:hi, None]
-        bounds[lo:hi] = np.fmax(
-            _quantile(replicate, level[lo:hi]), -_quantile(replicate, 1 - level[lo:hi])
-        )
+        low, high = _quantiles(replicate, level[lo:hi], 1 - level[lo:hi])
+        bounds[lo:hi] = np.fmax(low, -high)
     lower[row[first]] = np.fmax.reduceat(bounds, first)  # NaN only where every bin's is
     return _series(mce_judged=judged, mce_samples=judged_samples, mce_lower=lower)
 
