@@ -123,7 +123,7 @@ def test_check_finds_flipped_bytes_in_a_part_and_names_it(reported):
     wh = reported
     clean = run_cli("check", "--warehouse", str(wh.root))
     assert clean.returncode == 0 and clean.stderr == ""
-    assert clean.stdout == "checked 19 files: intact\n"  # 9 schema, 3 + 6 stored views, 1 table
+    assert clean.stdout == "checked 20 files: intact\n"  # 9 schema, 3 + 7 stored views, 1 table
     [part] = wh.root.glob("predictions/study=small/run_id=*/part-00000.parquet")
     data = bytearray(part.read_bytes())
     data[200:264] = bytes(b ^ 0xFF for b in data[200:264])  # 64 flipped bytes, as in the wild
@@ -134,7 +134,7 @@ def test_check_finds_flipped_bytes_in_a_part_and_names_it(reported):
     assert damaged.stderr == (
         f"damaged: {relative}: damaged (its checksum differs from the one recorded)\n"
     )
-    assert damaged.stdout == "checked 19 files: 1 problem(s)\n"
+    assert damaged.stdout == "checked 20 files: 1 problem(s)\n"
 
 
 def test_check_names_missing_and_stray_files(reported):
@@ -633,7 +633,7 @@ def test_an_annotations_file_from_before_the_period_column_is_intact(tmp_path):
     assert "period" not in pl.read_parquet_schema(schema)
     done = run_cli("check", "--warehouse", str(wh.root))
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
-    assert done.stdout == "checked 19 files: intact\n"  # 9 schema, 4 + 6 stored views
+    assert done.stdout == "checked 20 files: intact\n"  # 9 schema, 4 + 7 stored views
     annotations = wh.sql("SELECT agreement, period FROM annotations")
     assert annotations.height == 50 and annotations["period"].null_count() == 50
     assert annotations["agreement"].to_list() == [0.75] * 50

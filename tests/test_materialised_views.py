@@ -1,7 +1,8 @@
 """The per-cell views stored at commit answer what computing them from the long table answers.
 
-Every commit writes the rows of the views in ``STORED`` beside the study's parts; a query then
-reads them instead of the rows. These tests compute each view both ways on warehouses written by
+Every commit writes the rows of the views in ``STORED`` beside the study's parts (the curve's
+counts, ``CURVE_COUNTS``, only where they are small beside the parts); a query then reads them
+instead of the rows. These tests compute each view both ways on warehouses written by
 a study ingest, by prediction files and by recalibration, at a bin count that is stored and one
 that is not, and with the stored files removed or damaged.
 """
@@ -19,7 +20,17 @@ from relcol.cli import main
 
 import relcol
 from relcol.store import Warehouse
-from relcol.store._sql import STORED, STORED_BINS, _settled, connect, needed
+from relcol.store._sql import (
+    CURVE_COUNTS,
+    CURVE_SHARE,
+    LEVEL_BYTES,
+    STORED,
+    STORED_BINS,
+    UNSTORED,
+    _settled,
+    connect,
+    needed,
+)
 from relcol.store._warehouse import stored_file
 from tests.conftest import TINY
 from tests.test_recalibration import overconfident, softmax_file
@@ -38,7 +49,7 @@ def answer(sources: dict[str, list[str]], query: str, bins: int = STORED_BINS) -
 def from_rows(sources: dict[str, list[str]]) -> dict[str, list[str]]:
     """The same warehouse as if nothing were stored: every view computed from the rows."""
     return {k: v for k, v in sources.items() if not k.startswith("stored_")} | {
-        "predictions_unstored": sources["predictions"]
+        source: sources["predictions"] for source in UNSTORED.values()
     }
 
 
@@ -66,12 +77,56 @@ def test_every_commit_stores_its_views_and_checksums_them(warehouse):
     assert len(runs) == 4
     for run in runs:
         sums = (run / "_checksums.json").read_text()
-        for view in STORED:
+        for view in set(STORED) - {CURVE_COUNTS}:
             assert (run / stored_file(view)).is_file() and stored_file(view) in sums
     sources = warehouse.sources()
     # nothing is left to compute from rows: the fallback reads only the zero-row schema file
     assert sources["predictions_unstored"] == sources["predictions"][:1]
-    assert all(len(sources[f"stored_{view}"]) == 4 for view in STORED)
+    assert all(len(sources[f"stored_{view}"]) == 4 for view in set(STORED) - {CURVE_COUNTS})
+    assert warehouse.check().problems == []
+
+
+def test_the_curve_counts_are_stored_only_where_they_are_small_beside_the_parts(
+    warehouse, tmp_path
+):
+    # the rule, applied here with the exact count of levels: LEVEL_BYTES per level against
+    # CURVE_SHARE of the bytes of the run's parts (the commit estimates the levels)
+    sources = warehouse.sources()
+    kept = {}
+    for run in sorted((warehouse.root / "predictions").glob("study=*/run_id=*")):
+        study = run.parent.name.removeprefix("study=")
+        parts = sorted(run.glob("part-*.parquet"))
+        levels = answer(
+            sources,
+            f"SELECT count(*) AS levels FROM (SELECT DISTINCT study, dataset, model, corruption, "
+            f"severity, label, confidence FROM predictions WHERE study = '{study}')",
+        )["levels"].item()
+        budget = CURVE_SHARE * sum(p.stat().st_size for p in parts)
+        # far from the edge, so the commit's estimate of the levels cannot flip the rule
+        assert abs(levels * LEVEL_BYTES / budget - 1) > 0.02
+        kept[study] = levels * LEVEL_BYTES <= budget
+        assert (run / stored_file(CURVE_COUNTS)).is_file() == kept[study], study
+        if kept[study]:  # the rows of the view, written as a commit writes them
+            counts = tmp_path / f"{study}.parquet"
+            with connect(from_rows(sources), sandbox=False) as con:
+                con.execute("SET threads = 1")
+                query = f"SELECT * FROM {CURVE_COUNTS} WHERE study = '{study}'"
+                con.execute(f"COPY ({query}) TO '{counts}' (FORMAT parquet, COMPRESSION zstd)")
+            assert (run / stored_file(CURVE_COUNTS)).read_bytes() == counts.read_bytes()
+        else:  # its rows are read from the long table
+            assert set(sources["predictions_without_curve"][1:]) == {str(p) for p in parts}
+    # 1500 distinct confidences and no probability vectors: as many levels as rows, at more
+    # bytes than the parts hold per row; with vectors (soft) or repeats (tiny), fewer
+    assert kept == {"over": False, "soft": True, "soft-recal-temperature": True, "tiny": True}
+
+
+def test_the_curve_has_the_same_bits_stored_or_computed(warehouse):
+    sources = warehouse.sources()
+    query = "SELECT * FROM selective_curve"
+    stored, computed = answer(sources, query), answer(from_rows(sources), query)
+    assert set(stored["study"]) == set(warehouse.studies())
+    assert_frame_equal(stored, computed, check_exact=True)
+    assert_frame_equal(stored, answer(sources, "SELECT * FROM selective_curve('predictions')"))
 
 
 @pytest.mark.parametrize("view", STORED)
@@ -94,9 +149,10 @@ def test_a_stored_view_equals_the_view_computed_from_rows(warehouse, view):
 
 @pytest.mark.parametrize("view", STORED)
 def test_a_query_on_stored_rows_binds_nothing_that_would_compute_them(warehouse, view):
-    # every study stored, the stored bin count: a reading query's connection defines
-    # X_from_rows as no rows of the stored files' columns, so nothing reads the long table
-    sources = warehouse.sources()
+    # every study stored (soft keeps its curve's counts too), the stored bin count: a reading
+    # query's connection defines X_from_rows as no rows of the stored files' columns, so
+    # nothing reads the long table
+    sources = warehouse.sources("soft")
     query = f"SELECT * FROM {view}"
     assert _settled(sources, STORED_BINS) == set(STORED)
     assert _settled(sources, 10) == set(STORED) - {"calibration", "calibration_bins"}
@@ -141,7 +197,9 @@ def test_without_its_stored_files_a_study_answers_the_same_from_rows(warehouse, 
     (run / stored_file("selective")).unlink()  # one missing file: the study is computed whole
     sources = copy.sources()
     assert set(sources["predictions_unstored"][1:]) == {str(p) for p in run.glob("part-*")}
-    assert all(len(sources[f"stored_{view}"]) == 3 for view in STORED)
+    assert all(len(sources[f"stored_{view}"]) == 3 for view in set(STORED) - {CURVE_COUNTS})
+    # its curve's counts are kept apart: still read from its stored file
+    assert str(run / stored_file(CURVE_COUNTS)) in sources[f"stored_{CURVE_COUNTS}"]
     for view in STORED:
         query = f"SELECT * FROM {view}"
         same(answer(sources, query), answer(warehouse.sources(), query))
@@ -182,6 +240,9 @@ def test_the_stored_rows_read_directly_are_the_view(warehouse, view):
     heights = []
     for study in warehouse.studies():
         direct = warehouse.stored(view, study)
+        if view == CURVE_COUNTS and study == "over":  # too large to keep: none stored
+            assert direct is None
+            continue
         assert direct is not None
         assert_frame_equal(direct, warehouse.sql(f"SELECT * FROM {view}", study=study))
         heights.append(direct.height)

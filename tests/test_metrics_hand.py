@@ -360,7 +360,7 @@ def test_selective_curve_stops_rather_than_count_levels_out_of_order(rows, tmp_p
     # the running sums follow the ORDER BY beneath them; fed the levels in another order, the
     # check in the same window stops the query instead of giving wrong counts
     con = connect_frame(tmp_path, rows)
-    text = sql_text("macros/selective_curve.sql")
+    text = sql_text("macros/selective_curve_counts.sql")
     assert text.count("ORDER BY l.cell, l.score_value DESC") == 1
     con.execute(text.replace("ORDER BY l.cell, l.score_value DESC", f"ORDER BY {order}"))
     with pytest.raises(duckdb.Error, match="out of order"):

@@ -17,7 +17,15 @@ import duckdb
 
 from relcol.checks import check_bins, is_number
 from relcol.errors import ParameterError, WarehouseError
-from relcol.store._sql import STORED, connect, damaged, init_script, reading_only
+from relcol.store._sql import (
+    CURVE_COUNTS,
+    STORED,
+    UNSTORED,
+    connect,
+    damaged,
+    init_script,
+    reading_only,
+)
 
 T = TypeVar("T")
 
@@ -113,14 +121,14 @@ class WarehouseFolder:
 
     def _listing(self, runs: list[Path], pattern: str, derived: bool) -> dict[str, list[str]]:
         schema = str(self.root / "_schema" / "predictions.parquet")
-        out = {"predictions": [schema], "predictions_unstored": [schema]}
+        out = {"predictions": [schema]} | {source: [schema] for source in UNSTORED.values()}
         for run in runs:
             parts = [str(p) for p in sorted(run.glob("part-*.parquet"))]
             out["predictions"] += parts
-            if not _has_stored_views(run):
-                out["predictions_unstored"] += parts
+            for source in {UNSTORED[view] for view in STORED if not _has_stored(run, view)}:
+                out[source] += parts
         for view in STORED:
-            files = [str(run / stored_file(view)) for run in runs if _has_stored_views(run)]
+            files = [str(run / stored_file(view)) for run in runs if _has_stored(run, view)]
             if files:
                 out[f"stored_{view}"] = files
         for view, file in SIDE_FILES.items():
@@ -300,10 +308,13 @@ def stored_file(view: str) -> str:
     return f"_stored_{view}.parquet"
 
 
-def _has_stored_views(run: Path) -> bool:
-    """Whether a run folder holds the stored rows of every view in ``STORED`` (else its rows
-    are computed from its parts: written by an older relcol, or a stored file removed)."""
-    return all((run / stored_file(view)).exists() for view in STORED)
+def _has_stored(run: Path, view: str) -> bool:
+    """Whether a run folder holds the stored rows of ``view`` (one of ``STORED``): its file,
+    and for a view every commit stores, the files of all those (else the run's rows of them
+    all are computed from its parts: written by an older relcol, or a stored file removed)."""
+    if view == CURVE_COUNTS:
+        return (run / stored_file(view)).exists()
+    return all((run / stored_file(v)).exists() for v in STORED if v != CURVE_COUNTS)
 
 
 def _has_statement(query: str) -> bool:

@@ -26,6 +26,7 @@ from relcol.errors import WarehouseError
 VIEWS = (
     "predictions",
     "predictions_unstored",
+    "predictions_without_curve",
     "predictions_binned",
     "classes",
     "corruptions",
@@ -37,6 +38,8 @@ VIEWS = (
     "calibration",
     "discrimination_from_rows",
     "discrimination",
+    "selective_curve_counts_from_rows",
+    "selective_curve_counts",
     "selective_curve",
     "selective_from_rows",
     "selective",
@@ -58,22 +61,41 @@ VIEWS = (
 #: Views whose rows every commit stores beside the study's parts (``Staging.commit``), so that
 #: a query reads them instead of computing them from the long table: each view ``X`` is its
 #: stored rows (``stored_X``, over the variable ``relcol_stored_X``) and ``X_from_rows`` (the
-#: studies without them), in the order of ``X_from_rows``. Each is a few rows per cell;
-#: ``selective_curve`` is not stored: it has a row per distinct confidence of a cell, as many as
-#: the long table has rows when confidences are continuous (174 MB of stored curve for 85 MB of
-#: parts at 10⁷ rows), so storing it would multiply a warehouse's size.
+#: studies without them, over the view ``UNSTORED[X]``), in the order of ``X_from_rows``.
 #: Listed longest first: a commit starts storing them in this order on connections side by
 #: side, so that they end close together, the last to start a short one. On the built-in study,
 #: one thread each (2026-12-01): calibration 8.3 s (its ECE₀ draws), consistency_samples 5.2 s,
-#: calibration_bins 4.0 s, discrimination 3.4 s, consistency 3.3 s, selective 2.8 s.
+#: calibration_bins 4.0 s, discrimination 3.4 s, consistency 3.3 s, selective 2.8 s; on
+#: 2026-12-03, consistency 2.8 s, selective_curve_counts 2.6 s, selective 1.6 s.
 STORED = (
     "calibration",
     "consistency_samples",
     "calibration_bins",
     "discrimination",
     "consistency",
+    "selective_curve_counts",
     "selective",
 )
+#: The stored view a commit leaves out where it would be large: the counts of the risk–coverage
+#: curve have a row per distinct confidence of a cell, as many as the long table has rows where
+#: confidences are continuous (the others are a few rows per cell). A commit stores them only
+#: when their levels, at ``LEVEL_BYTES`` each (the level's DOUBLE, which does not compress when
+#: confidences are continuous; 7.2 bytes per level on the built-in study), would take at most
+#: ``CURVE_SHARE`` of the bytes of the study's parts: 1.4 M levels beside 34 MB of parts on the
+#: built-in study, stored; 10⁷ levels beside 95 MB at 10⁷ rows of continuous confidences
+#: without probability vectors, not stored (they would have added 14.5 s to a 47 s commit, and
+#: about as many bytes as the parts).
+CURVE_COUNTS = "selective_curve_counts"
+CURVE_SHARE = 0.5
+LEVEL_BYTES = 8
+#: The view of the long table each stored view's ``X_from_rows`` reads: the parts of the
+#: studies without X's stored rows. A run stores every view but ``CURVE_COUNTS`` or none
+#: (written by an older relcol, a stored file removed, a commit out of memory), so those
+#: share one.
+UNSTORED = {
+    view: "predictions_without_curve" if view == CURVE_COUNTS else "predictions_unstored"
+    for view in STORED
+}
 #: The bin count the stored binned views (calibration, calibration_bins) were computed at;
 #: a connection at another count computes them from rows.
 STORED_BINS = 15
@@ -104,6 +126,7 @@ MACROS: tuple[str, ...] = (
     "score_levels",
     "confidence_levels",
     "discrimination",
+    "selective_curve_counts",
     "selective_curve",
     "selective",
     "consistency_layout",
@@ -160,14 +183,15 @@ def _no_rows(view: str) -> str:
 
 def _settled(sources: Mapping[str, Sequence[str]], bins: int) -> frozenset[str]:
     """The views X of ``STORED`` whose every row is stored, so that ``X_from_rows`` has no
-    rows: X's stored files are given, every study has its stored rows (``predictions_unstored``
-    is the empty schema file alone), and a binned view is asked at the stored bin count. Only
+    rows: X's stored files are given, every study has its stored rows (``UNSTORED[X]`` is the
+    empty schema file alone), and a binned view is asked at the stored bin count. Only
     for a connection whose variables cannot change (``connect``'s one query, reading only):
     ``SET VARIABLE relcol_bins`` must still reach the rows."""
-    if len(_variables(sources, bins)["predictions_unstored"]) > 1:
-        return frozenset()
+    variables = _variables(sources, bins)
     return frozenset(
-        view for view in _stored(sources) if view not in BINNED or int(bins) == STORED_BINS
+        view
+        for view in _stored(sources)
+        if len(variables[UNSTORED[view]]) == 1 and (view not in BINNED or int(bins) == STORED_BINS)
     )
 
 
@@ -331,10 +355,11 @@ def connect(
 
 def _variables(sources: Mapping[str, Sequence[str]], bins: int) -> dict[str, object]:
     """The DuckDB variables (without their ``relcol_`` prefix) the views read: every source's
-    files (``predictions_unstored``, when not given, is every part: nothing is stored), the
+    files (those of ``UNSTORED``, when not given, are every part: nothing is stored), the
     connection's bin count and the stored one."""
     files = {name: list(paths) for name, paths in sources.items()}
-    files.setdefault("predictions_unstored", files.get("predictions", []))
+    for source in dict.fromkeys(UNSTORED.values()):
+        files.setdefault(source, files.get("predictions", []))
     return {**files, "bins": int(bins), "stored_bins": STORED_BINS}
 
 

@@ -57,8 +57,12 @@ from relcol.store._folder import (
     stored_file,
 )
 from relcol.store._sql import (
+    CURVE_COUNTS,
+    CURVE_SHARE,
+    LEVEL_BYTES,
     STORED,
     STORED_BINS,
+    UNSTORED,
     connect,
     default_memory_limit,
     sql_literal,
@@ -220,13 +224,14 @@ class Warehouse(WarehouseFolder):
     def stored(self, view: str, study: str) -> pl.DataFrame | None:
         """The rows of ``view`` (one of ``STORED``) that ``study``'s commit stored, as the
         view answers them, or None when some of the study's rows have none stored (written by
-        an older relcol, a stored file removed, a commit that ran out of memory storing them).
+        an older relcol, a stored file removed, a commit that ran out of memory storing them,
+        or ``CURVE_COUNTS`` of a study where they would be large).
         The binned views are stored at ``STORED_BINS`` bins, ``calibration`` at
         ``STORED_DRAWS`` ECE₀ draws."""
         if view not in STORED:
             raise ValueError(f"{view!r} is not a stored view; those are {', '.join(STORED)}")
         sources = self.sources(study, derived=False)
-        if len(sources["predictions_unstored"]) > 1 or f"stored_{view}" not in sources:
+        if len(sources[UNSTORED[view]]) > 1 or f"stored_{view}" not in sources:
             return None
         files = sources[f"stored_{view}"]
         if len(files) > 1:  # rows of several runs: the view puts them in its order
@@ -658,7 +663,8 @@ class Staging:
     def store_views(self) -> None:
         """Write the rows of every view in ``STORED`` for the staged study (at ``STORED_BINS``
         bins), computed by the views themselves over the staged files, so that queries read
-        them instead of computing them from the long table.
+        them instead of computing them from the long table; ``CURVE_COUNTS`` only where they
+        are small (``_curve_is_small``).
 
         A study of more than ``STORE_CHUNK_ROWS`` rows is stored one chunk of whole cells at a
         time (``_cell_chunks``): some of the views' steps cannot spill to disk."""
@@ -695,8 +701,11 @@ class Staging:
                 target,
             )
 
+        parts = sorted(self.folder.glob("part-*.parquet"))
+        small = self._curve_is_small(reading([str(p) for p in parts]), parts, memory)
+        views = [view for view in STORED if view != CURVE_COUNTS or small]
         pool = ThreadPoolExecutor(max_workers=workers)
-        futures = [pool.submit(store, view) for view in STORED]  # longest first
+        futures = [pool.submit(store, view) for view in views]  # longest first
         try:
             # wait in short steps: a Ctrl-C is raised here only between them
             while not all(f.done() for f in futures):
@@ -717,6 +726,21 @@ class Staging:
             raise
         finally:
             pool.shutdown(wait=True)
+
+    @staticmethod
+    def _curve_is_small(sources: dict[str, list[str]], parts: list[Path], memory: str) -> bool:
+        """Whether the curve counts of the study whose ``parts`` ``sources`` reads would take,
+        at ``LEVEL_BYTES`` per level, at most ``CURVE_SHARE`` of the parts' bytes. Its levels
+        (distinct cells and confidences) are estimated by DuckDB's HyperLogLog sketch in one
+        scan, before anything computes them: 0.13 s for 10⁷ rows against 1.9 s for the exact
+        count, which it missed by 0.14 % (2026-12-03)."""
+        query = (
+            "SELECT approx_count_distinct(hash(study, dataset, model, corruption, severity, "
+            "label, confidence)) FROM predictions"
+        )
+        with connect(sources, sandbox=False, memory_limit=memory, query=query) as con:
+            (levels,) = con.execute(query).fetchall()[0]
+        return levels * LEVEL_BYTES <= CURVE_SHARE * sum(p.stat().st_size for p in parts)
 
     def _copy(self, sources, query, path, memory, running, stop) -> None:
         """Write the rows of ``query`` over ``sources`` to ``path``, on one DuckDB thread: it
