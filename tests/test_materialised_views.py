@@ -327,3 +327,30 @@ def test_a_study_whose_views_run_out_of_memory_is_committed_without_them(tmp_pat
     assert not any(k.startswith("stored_") for k in sources)
     assert sources["predictions_unstored"] == sources["predictions"]
     assert answer(sources, "SELECT * FROM consistency").height > 0
+
+
+def test_the_reports_curve_grid_is_the_same_from_stored_counts(warehouse, monkeypatch):
+    # without a bootstrap the report reads its risk–coverage grid off the stored counts where
+    # the commit kept them; computed from the rows instead, the grid is the same frame
+    from relcol.workflows._report_tables import _metric_tables
+
+    def grids() -> dict[str, pl.DataFrame]:
+        return {
+            study: _metric_tables(warehouse, study, bins=STORED_BINS)[0]["risk_coverage"]
+            for study in warehouse.studies()
+        }
+
+    read = grids()
+    real = Warehouse.stored
+    asked = []
+
+    def nothing_stored_for_the_curve(self, view, study):
+        asked.append(view)
+        return None if view == CURVE_COUNTS else real(self, view, study)
+
+    monkeypatch.setattr(Warehouse, "stored", nothing_stored_for_the_curve)
+    computed = grids()
+    assert asked.count(CURVE_COUNTS) == len(warehouse.studies())
+    for study in warehouse.studies():
+        assert read[study].height > 0
+        assert_frame_equal(read[study], computed[study], check_exact=True)

@@ -157,6 +157,7 @@ from relcol.metrics._selective import (
     risk_at_coverage,
     selective,
     selective_curve,
+    selective_curve_from_counts,
     sorted_curve,
 )
 from relcol.metrics._sorting import cell_sorted, rows_by_key
@@ -300,6 +301,7 @@ __all__ = [
     "run_rows",
     "selective",
     "selective_curve",
+    "selective_curve_from_counts",
     "sorted_curve",
     "stream_key",
     "uniform",

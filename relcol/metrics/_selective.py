@@ -311,21 +311,48 @@ def sorted_curve(rows: pl.DataFrame, cell: str) -> pl.LazyFrame:
 def curve_levels(rows: pl.LazyFrame, level: pl.LazyFrame, score: str) -> pl.LazyFrame:
     """Per cell × level: the ``selective_curve`` columns (cells with a missing score left out),
     in the order of ``level`` (``levels``): by cell, threshold from the highest down."""
-    accepted = pl.col("accepted")
     missing = scored_cells(rows).select(CELL_ID, "missing")
     return (
         level.join(missing, on=CELL_ID, how="left", maintain_order="left")
         .filter(pl.col("missing") == 0)
-        .select(
-            CELL_ID,
-            score=pl.lit(score),
-            threshold="c",
-            n="n",
-            accepted="accepted",
-            coverage=accepted / pl.col("n_cell"),
-            risk=(accepted - pl.col("accepted_correct")) / accepted,
-        )
+        .select(CELL_ID, **_points(score, threshold="c"))
     )
+
+
+def selective_curve_from_counts(
+    counts: pl.DataFrame | pl.LazyFrame, by: str | Iterable[str] = CELL, score: str = "confidence"
+) -> pl.LazyFrame:
+    """``selective_curve`` from the counts of its levels, as the SQL view
+    ``selective_curve_counts`` gives them (stored at commit where they are small): the ``by``
+    columns, ``threshold``, ``n``, ``accepted``, ``accepted_correct`` and ``n_cell``. The same
+    columns, values and order as ``selective_curve`` of the rows they count.
+
+    Examples
+    --------
+    >>> import polars as pl
+    >>> from relcol.metrics import selective_curve_from_counts
+    >>> counts = pl.DataFrame({"model": "a", "threshold": [0.9, 0.6, 0.3], "n": [1, 2, 1],
+    ...     "accepted": [1, 3, 4], "accepted_correct": [1, 2, 2], "n_cell": 4})
+    >>> selective_curve_from_counts(counts, "model").collect().select("coverage", "risk").rows()
+    [(0.25, 0.0), (0.75, 0.3333333333333333), (1.0, 0.5)]
+    """
+    return counts.lazy().select(*check_keys(by), **_points(score))
+
+
+def _points(score: str, threshold: str = "threshold") -> dict[str, pl.Expr | str]:
+    """The ``selective_curve`` columns after the keys, from a level's counts (``n``,
+    ``accepted``, ``accepted_correct``, ``n_cell``): coverage = accepted / n_cell and risk =
+    (accepted − accepted_correct) / accepted, each one correctly rounded division, as the SQL
+    macro ``selective_curve`` divides them."""
+    accepted = pl.col("accepted")
+    return {
+        "score": pl.lit(score),
+        "threshold": threshold,
+        "n": "n",
+        "accepted": accepted,
+        "coverage": accepted / pl.col("n_cell"),
+        "risk": (accepted - pl.col("accepted_correct")) / accepted,
+    }
 
 
 def selective_cells(

@@ -24,6 +24,7 @@ _LAZY = {
     "PREDICTIONS": "relcol.store._schema",
     "RUNS": "relcol.store._schema",
     "conform": "relcol.store._schema",
+    "CURVE_COUNTS": "relcol.store._sql",
     "STORED_BINS": "relcol.store._sql",
     "STORED_DRAWS": "relcol.store._sql",
     "connect": "relcol.store._sql",
@@ -48,6 +49,7 @@ __all__ = [
     "CELL",
     "CLASSES",
     "CORRUPTIONS",
+    "CURVE_COUNTS",
     "ENV",
     "KEY",
     "MATERIALISED",
@@ -90,6 +92,7 @@ if TYPE_CHECKING:
         conform,
     )
     from relcol.store._sql import (
+        CURVE_COUNTS,
         STORED_BINS,
         STORED_DRAWS,
         connect,

@@ -35,7 +35,7 @@ from relcol.analysis import scorecard as scorecard_table
 from relcol.checks import check_bins, check_int, check_interval, check_seed
 from relcol.errors import ParameterError
 from relcol.metrics import by_chunks
-from relcol.store import CELL, STORED_BINS, STORED_DRAWS, Warehouse
+from relcol.store import CELL, CURVE_COUNTS, STORED_BINS, STORED_DRAWS, Warehouse
 from relcol.workflows._beside import beside
 from relcol.workflows._external_predictions import by_class, confidence_sources, soft_agreement
 from relcol.workflows._multilabel_scores import multilabel, multilabel_bins, multilabel_statistics
@@ -211,7 +211,9 @@ def _metric_tables(
     study, and each cell's rows ``n`` and distinct test samples (``samples``), which the
     reliability intervals and the later chunked steps need. Without ``curve`` the statistical
     layer reads the grid off the rows its bootstrap sorts (``statistical_tables``'
-    ``curve_points``), and with the four tables below stored nothing here reads the rows.
+    ``curve_points``); with ``curve``, the grid is read off the curve's counts where the
+    study's commit stored them (``Warehouse.stored``: the same counts, so the same table). With
+    the four tables below and the curve stored, nothing here reads the rows.
 
     The first four are the rows the study's commit stored (``Warehouse.stored``: the views'
     SQL, equal to the Polars tables to about 1e−9 relative) when the report asks for the bins
@@ -231,22 +233,27 @@ def _metric_tables(
             stored = None
 
     computed = names if stored is None else ()  # plans may go to Dask: no tables captured
+    counts = wh.stored(CURVE_COUNTS, study) if curve else None
+    from_rows = curve and counts is None  # the curve computed from the rows
 
     def plans(rows: pl.LazyFrame) -> list[pl.LazyFrame]:
         if not computed:  # the curve alone: its rows sorted by confidence, no tie-break
             return [risk_coverage(metrics.selective_curve(rows, CELL), points=CURVE_POINTS)]
         lazy = metrics.metric_tables(rows, CELL, bins=bins, draws=ECE_NULL_DRAWS)
-        grid = [risk_coverage(lazy["selective_curve"], points=CURVE_POINTS)] if curve else []
+        grid = [risk_coverage(lazy["selective_curve"], points=CURVE_POINTS)] if from_rows else []
         return [*(lazy[name] for name in computed), *grid]
 
     frames = []
-    if computed or curve:
+    if computed or from_rows:
         frames = (
             by_chunks(predictions, cells, CELL, plans) if chunks is None else chunks(cells, plans)
         )
     tables = stored or dict(zip(names, frames[: len(names)], strict=True))
-    if curve:
+    if from_rows:
         tables["risk_coverage"] = frames[-1]
+    elif curve:
+        curve_table = metrics.selective_curve_from_counts(counts, CELL)
+        tables["risk_coverage"] = risk_coverage(curve_table, points=CURVE_POINTS).collect()
     tables["calibration"] = tables["calibration"].with_columns(bins=pl.lit(bins, pl.Int32))
     return tables, cells
 
