@@ -8,7 +8,7 @@ from polars.testing import assert_frame_equal
 
 import relcol
 from relcol.errors import ParameterError
-from relcol.store import CELL
+from relcol.store import CELL, CURVE_COUNTS, Warehouse
 from relcol.workflows import report_tables
 from relcol.workflows._report_backend import partitions
 from tests.test_cli import relcol as run_cli
@@ -64,14 +64,32 @@ def test_every_report_table_is_the_local_one(tiny_warehouse, on_cluster, bootstr
         assert local["calibration"]["bootstrap"].unique().to_list() == [40]
 
 
-def test_with_stored_rows_only_the_curve_goes_to_the_cluster(tiny_warehouse, on_cluster):
+def test_with_stored_rows_only_a_curve_without_counts_goes_to_the_cluster(
+    tiny_warehouse, on_cluster, monkeypatch
+):
+    def tasks() -> tuple[dict, list]:
+        with distributed.Client(on_cluster) as client:
+            with distributed.get_task_stream(client) as stream:
+                dask = report_tables(tiny_warehouse, "tiny", backend="dask", bootstrap=0)
+        return dask, [task for task in stream.data if task["key"].startswith("_partition")]
+
+    # every table stored, the curve's counts too: nothing reads the rows
+    assert tiny_warehouse.stored(CURVE_COUNTS, "tiny") is not None
     local = report_tables(tiny_warehouse, "tiny", bootstrap=0)
-    with distributed.Client(on_cluster) as client, distributed.get_task_stream(client) as stream:
-        dask = report_tables(tiny_warehouse, "tiny", backend="dask", bootstrap=0)
+    dask, sent = tasks()
+    assert_same_tables(local, dask)
+    assert sent == []
+    # without the counts, the risk-coverage curve is computed on the cluster, one task each
+    real = Warehouse.stored
+    monkeypatch.setattr(
+        Warehouse,
+        "stored",
+        lambda self, view, study: None if view == CURVE_COUNTS else real(self, view, study),
+    )
+    dask, sent = tasks()
     assert_same_tables(local, dask)
     counts = tiny_warehouse.predictions("tiny").group_by(CELL).len("n").sort(CELL).collect()
-    tasks = [task for task in stream.data if task["key"].startswith("_partition")]
-    assert len(tasks) == len(partitions(counts, 4))  # the risk-coverage curve's, one each
+    assert len(sent) == len(partitions(counts, 4))
 
 
 def test_the_partitions_are_whole_cells_in_order_and_balanced():
