@@ -18,7 +18,6 @@ import duckdb
 from relcol.checks import check_bins, is_number
 from relcol.errors import ParameterError, WarehouseError
 from relcol.store._sql import (
-    CURVE_COUNTS,
     STORED,
     UNSTORED,
     connect,
@@ -309,12 +308,11 @@ def stored_file(view: str) -> str:
 
 
 def _has_stored(run: Path, view: str) -> bool:
-    """Whether a run folder holds the stored rows of ``view`` (one of ``STORED``): its file,
-    and for a view every commit stores, the files of all those (else the run's rows of them
-    all are computed from its parts: written by an older relcol, or a stored file removed)."""
-    if view == CURVE_COUNTS:
-        return (run / stored_file(view)).exists()
-    return all((run / stored_file(v)).exists() for v in STORED if v != CURVE_COUNTS)
+    """Whether a run folder holds the stored rows of ``view`` (one of ``STORED``): the files
+    of every view computed from the same ``UNSTORED`` source, which are stored together (else
+    the run's rows of them all are computed from its parts: written by an older relcol, a
+    stored file removed, or the curve's counts left out as large)."""
+    return all((run / stored_file(v)).exists() for v in STORED if UNSTORED[v] == UNSTORED[view])
 
 
 def _has_statement(query: str) -> bool:
