@@ -29,12 +29,21 @@ Timed, each shape in a fresh process (so its peak RSS is its own):
   the bootstrap's size (for a group of more than ``STREAM_ENTRIES`` weights, a block of
   ``STREAM_BLOCK`` entries of samples at a time, as the bootstrap takes them). It is the
   arithmetic the layer cannot avoid; the layer also draws the weights, sorts the rows and
-  computes the rank metrics' replicates.
+  computes the rank metrics' replicates;
+- ``exact``: the layer's own exact arithmetic alone: every exact product (``exact_product``,
+  the statistics' sums with the same bits on any BLAS) and every pass of the rank metrics'
+  weighted counts (``weighted_rank_metrics``) that a second run of the layer makes, recorded
+  there and replayed one after another. It is the floor of a layer whose tables keep their
+  bits, where ``floor`` is that of any product; the rest of the layer (D, the per-seed
+  values, the bins' metrics, intervals, tests, trends) is its ratio to it. Not measured for
+  a shape with a group multiplied a block of samples at a time (``large``), whose product
+  runs through other functions.
 
-Prints per shape the two wall times and their ratio, the two CPU times (all threads) and
-their ratio (steadier than wall time on a machine shared with other work), and the layer's
-peak RSS. Not a test: pytest
-does not collect it (tests/benchmarks/, no ``test_`` prefix).
+Prints per shape the layer's and the floor's wall times and their ratio, their CPU times (all
+threads) and their ratio (steadier than wall time on a machine shared with other work), the
+layer's peak RSS (of its first run, before anything is recorded), then the exact arithmetic's
+wall and CPU times, each as a ratio to the floor and as the layer's ratio to it. Not a test:
+pytest does not collect it (tests/benchmarks/, no ``test_`` prefix).
 """
 
 from __future__ import annotations
@@ -53,7 +62,7 @@ import polars as pl
 sys.path.insert(0, str(Path(__file__).parent))
 from make_warehouse import cell_rows
 
-from relcol.analysis import statistical_tables
+from relcol.analysis import _bootstrap, statistical_tables
 from relcol.analysis._bootstrap import BATCH_ENTRIES, STREAM_BLOCK, STREAM_ENTRIES, sample_groups
 from relcol.metrics import bin_index, metric_tables
 from relcol.store import CELL
@@ -146,6 +155,37 @@ def floor_seconds(shapes: list[tuple[int, int]], replicates: int) -> tuple[float
     return total, cpu
 
 
+def exact_seconds(rows: pl.DataFrame, tables: dict, replicates: int) -> dict[str, float]:
+    """Wall and CPU seconds of the layer's exact products (``product``, ``product_cpu``) and
+    of its rank-count passes (``rank``, ``rank_cpu``) alone: each call of a run of the layer
+    recorded with its arguments, then made again one at a time."""
+    calls = []
+
+    def recorded(kind, function):
+        def call(*args, **kwargs):
+            calls.append((kind, function, args, kwargs))
+            return function(*args, **kwargs)
+
+        return call
+
+    kinds = {"exact_product": "product", "weighted_rank_metrics": "rank"}
+    saved = {name: getattr(_bootstrap, name) for name in kinds}
+    for name, function in saved.items():
+        setattr(_bootstrap, name, recorded(kinds[name], function))
+    try:
+        statistical_tables(rows, tables, replicates=replicates, bins=BINS)
+    finally:
+        for name, function in saved.items():
+            setattr(_bootstrap, name, function)
+    seconds = dict.fromkeys(["product", "product_cpu", "rank", "rank_cpu"], 0.0)
+    for kind, function, args, kwargs in calls:
+        t, c = time.perf_counter(), time.process_time()
+        function(*args, **kwargs)
+        seconds[kind] += time.perf_counter() - t
+        seconds[f"{kind}_cpu"] += time.process_time() - c
+    return seconds
+
+
 def one(shape: str, replicates: int) -> dict:
     rows = SHAPES[shape]().drop("proba")
     lazy = metric_tables(rows.lazy(), CELL, bins=BINS, draws=20, proba=None)
@@ -157,6 +197,9 @@ def one(shape: str, replicates: int) -> dict:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     shapes = gemm_shapes(rows)
     floor, floor_cpu = floor_seconds(shapes, replicates)
+    exact = dict.fromkeys(["product", "product_cpu", "rank", "rank_cpu"], float("nan"))
+    if all(samples * (replicates + 1) <= STREAM_ENTRIES for samples, _ in shapes):
+        exact = exact_seconds(rows, tables, replicates)
     return {
         "shape": shape,
         "rows": rows.height,
@@ -167,6 +210,7 @@ def one(shape: str, replicates: int) -> dict:
         "layer_cpu": layer_cpu,
         "floor_cpu": floor_cpu,
         "peak_mb": peak,
+        **exact,
     }
 
 
@@ -185,6 +229,7 @@ def main() -> None:
         f"{'layer s':>8} {'floor s':>8} {'ratio':>6} "
         f"{'layer CPU s':>11} {'floor CPU s':>11} {'CPU ratio':>9} {'peak RSS MB':>12}"
     )
+    results = []
     for shape in args.shapes.split(","):
         out = subprocess.run(
             [sys.executable, __file__, "--one", shape, "--replicates", str(args.replicates)],
@@ -193,12 +238,25 @@ def main() -> None:
             text=True,
         ).stdout
         r = json.loads(out.strip().splitlines()[-1])
+        results.append(r)
         print(
             f"{r['shape']:<9} {r['rows']:>9,} {r['groups']:>6} {r['multiply_adds']:>15.3e} "
             f"{r['layer']:>8.2f} {r['floor']:>8.2f} {r['layer'] / r['floor']:>6.2f} "
             f"{r['layer_cpu']:>11.2f} {r['floor_cpu']:>11.2f} "
             f"{r['layer_cpu'] / r['floor_cpu']:>9.2f} {r['peak_mb']:>12,.0f}"
         )
+    print("\nthe exact arithmetic alone, replayed (s, then ÷ floor), and the layer ÷ it")
+    print(
+        f"{'shape':<9} {'':>5} {'products':>15} {'rank passes':>15} {'together':>15} {'layer ÷':>8}"
+    )
+    for r in results:
+        for unit, suffix in (("wall", ""), ("CPU", "_cpu")):
+            floor = r[f"floor{suffix}"]
+            parts = [r[f"product{suffix}"], r[f"rank{suffix}"]]
+            row = f"{r['shape'] if not suffix else '':<9} {unit:>5}"
+            for value in [*parts, sum(parts)]:
+                row += f" {value:>7.2f} {value / floor:>6.2f}×"
+            print(row + f" {r[f'layer{suffix}'] / sum(parts):>7.2f}×")
 
 
 if __name__ == "__main__":

@@ -20,8 +20,17 @@ materialised; on a machine shared with other work, compare the CPU columns):
   per-row definition, R = 100), run once (``--skip-loop`` to skip it).
 
 Then the Polars suite with ``proba=None`` against one scan without ``y_true`` and ``proba``,
-and last the two ratios (suite ÷ scan, wall and CPU) with and without the vectors
-(``--skip-sql`` leaves out the DuckDB suite).
+and beside it two sorts of the same rows, the work the rank metrics and the equal-mass bins
+need before any metric, as the scan is the work of any metric:
+
+- (c) the suite's own: the rows read, checked and numbered by cell as the suite does it, and
+  sorted once per cell by confidence and the tie-breaking columns (``cell_sorted``);
+- (d) DuckDB's: each cell's rows numbered in that order reversed (``row_number() OVER
+  (PARTITION BY <cell> ORDER BY confidence, sample_id, seed, repeat)``), one sum of the
+  numbers per cell.
+
+Last the ratios (suite ÷ scan, wall and CPU) with and without the vectors, and the suite
+without them ÷ (c) (``--skip-sql`` leaves out the DuckDB suite).
 
 Not a test: pytest does not collect it (tests/benchmarks/, no ``test_`` prefix).
 """
@@ -40,6 +49,10 @@ import numpy as np
 import polars as pl
 
 from relcol.metrics import metric_tables
+from relcol.metrics._bins import ORDER
+from relcol.metrics._null import EVENT
+from relcol.metrics._statistics import sorted_rows
+from relcol.metrics._tables import _prediction_rows
 from relcol.store import CELL
 from relcol.store._sql import definitions
 
@@ -103,6 +116,24 @@ def best_of(repeats: int, run) -> tuple[float, float]:
 def polars_suite(path: Path, proba: str | None = "proba") -> None:
     tables = metric_tables(pl.scan_parquet(path), CELL, proba=proba)
     pl.collect_all(tables.values())
+
+
+def polars_sorted(path: Path) -> None:
+    """(c) The rows the suite reads without the vectors, numbered by cell and sorted per cell."""
+    columns = ("confidence", "correct", None, "y_true", ORDER, EVENT)
+    _, _, rows = _prediction_rows("bench", pl.scan_parquet(path), CELL, *columns)
+    sorted_rows(rows, len(ORDER)).collect()
+
+
+def duckdb_ranked(con: duckdb.DuckDBPyConnection) -> None:
+    """(d) Each cell's rows numbered in the order of their confidence and the tie-breaking
+    columns, one sum of the numbers per cell."""
+    keys = ", ".join(CELL)
+    order = ", ".join(["confidence", *(f'"{name}"' for name in ORDER)])
+    con.sql(
+        f"SELECT {keys}, sum(r) FROM (SELECT {keys}, row_number() OVER "
+        f"(PARTITION BY {keys} ORDER BY {order}) AS r FROM predictions) GROUP BY {keys}"
+    ).to_arrow_table()
 
 
 def duckdb_connection(path: Path) -> duckdb.DuckDBPyConnection:
@@ -237,6 +268,8 @@ def main() -> None:
         without = {
             "(a) scan, no vector": bare,
             "polars suite, proba=None": best_of(args.repeats, lambda: polars_suite(path, None)),
+            "(c) rows sorted per cell, polars": best_of(args.repeats, lambda: polars_sorted(path)),
+            "(d) rows ranked per cell, duckdb": best_of(args.repeats, lambda: duckdb_ranked(con)),
         }
         loop = times.get("(b) per-cell numpy/sklearn loop")
         print(
@@ -257,6 +290,11 @@ def main() -> None:
             f"ratio suite ÷ one scan (wall / CPU): with vectors {suite[0] / scan[0]:.1f}× / "
             f"{suite[1] / scan[1]:.1f}×, without {suite_bare[0] / bare[0]:.1f}× / "
             f"{suite_bare[1] / bare[1]:.1f}×"
+        )
+        ordered = without["(c) rows sorted per cell, polars"]
+        print(
+            f"suite without vectors ÷ (c) its rows sorted per cell (wall / CPU): "
+            f"{suite_bare[0] / ordered[0]:.1f}× / {suite_bare[1] / ordered[1]:.1f}×"
         )
 
 
