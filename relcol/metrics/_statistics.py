@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 import polars as pl
 
 from relcol.checks import check_bins, check_choice, check_columns, check_keys
@@ -186,15 +187,25 @@ def sorted_rows(rows: pl.LazyFrame, n_order: int, carried: Sequence[str] = ()) -
     Sorted by ``cell_sorted`` (a compiled radix sort per cell, Polars' order), on all the
     rows at once."""
     ties = [f"o{i}" for i in range(n_order)]
-    n_cell = pl.len().cast(pl.Int64).over(CELL_ID)
-    return (
-        rows.select(CELL_ID, "c", *ties, "z", *carried)
-        .map_batches(lambda frame: cell_sorted(frame, CELL_ID, "c", ties, descending=True))
-        .with_columns(
-            r=n_cell - 1 - pl.int_range(pl.len(), dtype=pl.Int64).over(CELL_ID), n_cell=n_cell
-        )
-        .cache()
-    )
+    picked = rows.select(CELL_ID, "c", *ties, "z", *carried)
+    schema = pl.Schema({**picked.collect_schema(), "r": pl.Int64, "n_cell": pl.Int64})
+    return picked.map_batches(
+        lambda frame: _with_ranks(cell_sorted(frame, CELL_ID, "c", ties, descending=True)),
+        schema=schema,
+    ).cache()
+
+
+def _with_ranks(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` (each cell's rows together) with ``n_cell``, its cell's rows, and ``r``, the
+    row's place in its cell counted from the cell's last row (0 there). Read off the runs of
+    equal cell ids in numpy: 0.06–0.08 s for 10⁷ rows in 500 cells, where Polars' windows
+    over the cell id took 0.21 s and, after the sort in a lazy plan, about 0.3 s."""
+    cells = frame[CELL_ID].to_numpy()
+    starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]]) if len(cells) else cells
+    lengths = np.diff(np.r_[starts, len(cells)])
+    n_cell = np.repeat(lengths, lengths).astype(np.int64)
+    r = n_cell - 1 - (np.arange(len(cells)) - np.repeat(starts, lengths))
+    return frame.with_columns(r=pl.Series(r, dtype=pl.Int64), n_cell=pl.Series(n_cell))
 
 
 def mass_statistics(ordered: pl.LazyFrame, bins: int) -> pl.LazyFrame:
