@@ -136,3 +136,23 @@ def test_keys_the_compiled_sort_cannot_take_fall_back_to_polars(change):
     for descending in (False, True):
         got = cell_sorted(rows, "cell", "c", ties, descending=descending)
         assert got.equals(polars_sorted(rows, ties, descending), null_equal=True)
+
+
+@pytest.mark.parametrize("n, cells", [(0, 1), (1, 1), (500, 1), (2000, 37)])
+def test_each_rows_place_in_its_cell_is_polars_window_over_the_sorted_rows(n, cells):
+    """``sorted_rows``' ``r`` and ``n_cell``, read off the runs of equal cell ids, equal
+    Polars' count and row number over each cell of the same sorted rows."""
+    from relcol.metrics._frames import CELL_ID
+    from relcol.metrics._statistics import _with_ranks
+
+    rows = random_rows(np.random.default_rng(n), n, cells, hazards=False, wide=False)
+    ordered = cell_sorted(rows.rename({"cell": CELL_ID}), CELL_ID, "c", TIES, descending=True)
+    n_cell = pl.len().cast(pl.Int64).over(CELL_ID)
+    expected = ordered.with_columns(
+        r=n_cell - 1 - pl.int_range(pl.len(), dtype=pl.Int64).over(CELL_ID), n_cell=n_cell
+    )
+    got = _with_ranks(ordered)
+    assert got.equals(expected)
+    sizes = np.bincount(rows["cell"].to_numpy(), minlength=cells)
+    assert got["n_cell"].sum() == int((sizes**2).sum())  # each row counts its cell's rows
+    assert got.filter(pl.col("r") == 0).height == int((sizes > 0).sum())  # one last row each
