@@ -171,6 +171,47 @@ def test_the_compiled_grid_passes_and_parts_have_numpys_bits(layout):
     assert np.signbit(out[out == 0]).any()  # negative zeros, as numpy gives them
 
 
+def test_the_parts_products_are_put_together_with_numpys_bits():
+    # the compiled assembly of the product's rows (first part + 0.0, then each later part in
+    # order, each row where ``at`` puts it; whole-number rows widened from Float32) against
+    # numpy's additions, bit for bit: negative zeros turned into 0.0, subsets of rows
+    from relcol.metrics._exact import _add_parts, _exact_block
+
+    rng = np.random.default_rng(12)
+    rows, columns = 30, 7
+    first = rng.normal(size=(rows, columns)) * 1e3
+    first[0] = -0.0
+    second_rows, third_rows = np.array([1, 2, 5, 9, 29]), np.array([2, 9])
+    second = rng.normal(size=(len(second_rows), columns)) * 1e-13
+    second[0] = -0.0
+    third = rng.normal(size=(len(third_rows), columns)) * 1e-29
+    products = np.vstack([first, second, third])
+    expected = np.add(first, 0.0)
+    expected[second_rows] += second
+    expected[third_rows] += third
+    at = rng.permutation(2 * rows)[:rows]
+    out = np.full((2 * rows, columns), np.nan)
+    _add_parts(products, [np.arange(rows), second_rows, third_rows], out, at)
+    assert np.array_equal(out[at].view(np.int64), expected.view(np.int64))
+    assert np.isnan(np.delete(out, at, axis=0)).all()  # no other row written
+    assert not np.signbit(out[at][0]).any()
+
+    # a block of whole-number rows (Float32's GEMM) and rows split into parts, interleaved
+    d = rng.random((12, 50))
+    d[::3] = np.rint(d[::3] * 4) * np.where(rng.random((4, 50)) < 0.5, -1, 1)
+    d[3] = -0.0
+    w = rng.poisson(1.0, (50, 5)).astype(np.uint8)
+    wf, w32 = w.astype(np.float64), w.astype(np.float32)
+    got = np.full((12, 5), np.nan)
+    _exact_block(d, wf, w32, 16.0, got)
+    whole = np.add(d[::3].astype(np.float32) @ w32, 0.0, dtype=np.float64)
+    assert np.array_equal(got[::3].view(np.int64), whole.view(np.int64))
+    assert not np.signbit(got[3]).any()
+    split = np.full((8, 5), np.nan)
+    _exact_block(np.delete(d, np.s_[::3], axis=0), wf, w32, 16.0, split)
+    assert np.array_equal(np.delete(got, np.s_[::3], axis=0).view(np.int64), split.view(np.int64))
+
+
 def test_exact_product_with_w_a_block_of_samples_at_a_time_has_the_bits_of_w_whole(monkeypatch):
     # a test set of many samples: W (uint8, as the bootstrap holds it) turned into Float64 a
     # block of samples at a time, the grid from whole rows, the blocks' products added up

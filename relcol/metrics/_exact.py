@@ -293,15 +293,19 @@ def _exact_block(
     if not whole.any():
         _parts_product(d, w, w_max, out)
         return
-    out[whole] = np.add(d[whole].astype(np.float32) @ w32, 0.0, dtype=np.float64)
+    from relcol.metrics._compiled import widened_rows  # numba: on first use only
+
+    rows = np.flatnonzero(whole)
+    widened_rows(d[rows].astype(np.float32) @ w32, rows, out)
     split = np.flatnonzero(~whole)
-    rest_out = np.empty((len(split), out.shape[1]))
-    _parts_product(d[split], w, w_max, rest_out)
-    out[split] = rest_out
+    _parts_product(d[split], w, w_max, out, split)
 
 
-def _parts_product(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> None:
-    """``out`` = d·w exactly, from the products of d's parts on its rows' grids."""
+def _parts_product(
+    d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray, at: np.ndarray | None = None
+) -> None:
+    """``out`` = d·w exactly, from the products of d's parts on its rows' grids; with ``at``,
+    d's rows go to those rows of ``out``."""
     rows, parts, rest = np.arange(len(d)), [], d  # parts: (rows of d, their part)
     for _ in range(PRODUCT_PARTS):
         step = _step(np.abs(rest).sum(axis=1), w_max)[:, None]
@@ -313,7 +317,7 @@ def _parts_product(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) 
             break
         rows, rest = rows[left], rest[left]
     products = np.vstack([part for _, part in parts]) @ w
-    _add_parts(products, [index for index, _ in parts], out)
+    _add_parts(products, [index for index, _ in parts], out, at)
 
 
 def _whole(d: np.ndarray, w_max: float) -> np.ndarray:
@@ -339,18 +343,21 @@ def _on_grid(rest: np.ndarray, step: np.ndarray) -> np.ndarray:
     return np.round(rest / step) * step
 
 
-def _add_parts(products: np.ndarray, parts: list[np.ndarray], out: np.ndarray) -> None:
-    """``out`` from the parts' products stacked in order (``parts``: each part's rows): the
-    first parts (every row; + 0.0 turns a −0.0 into 0.0, as adding it to 0 would), then what
-    is left of them …, in that order."""
-    np.add(products[: len(out)], 0.0, out=out)
-    start = len(out)
-    for index in parts[1:]:
-        if len(index) == len(out):  # every row (a part's rows are a subset of the first's)
-            out += products[start : start + len(index)]
-        else:
-            out[index] += products[start : start + len(index)]
+def _add_parts(
+    products: np.ndarray, parts: list[np.ndarray], out: np.ndarray, at: np.ndarray | None = None
+) -> None:
+    """``out`` from the parts' products stacked in order (``parts``: each part's rows, the
+    first every row): each row its first part's product + 0.0 (which turns a −0.0 into 0.0,
+    as adding it to 0 would), then what is left of it part after part, in that order; with
+    ``at``, row i of d goes to row ``at[i]`` of ``out`` (``add_parts``, compiled)."""
+    from relcol.metrics._compiled import add_parts  # numba: on first use only
+
+    later = np.full((len(parts) - 1, len(parts[0])), -1, dtype=np.int64)
+    start = len(parts[0])
+    for k, index in enumerate(parts[1:]):
+        later[k, index] = np.arange(start, start + len(index))
         start += len(index)
+    add_parts(products, later, np.arange(len(parts[0])) if at is None else at, out)
 
 
 def _exact_wide(d: np.ndarray, w: np.ndarray, w_max: float, out: np.ndarray) -> None:
