@@ -11,7 +11,7 @@ many columns of weights, summing each level's counts as it goes.
 ``rest_totals`` and ``grid_parts`` are the exact product's steps on a block of samples of a
 large test set: each row's sum of what its earlier parts leave (the grid), and the parts
 themselves, in one pass over the block each, with the bits of numpy's formulas;
-``add_parts`` and ``widened_rows`` put the parts' products together into the product's rows.
+``add_parts`` puts the parts' products together into the product's rows.
 
 ``rows_by_cell``, ``add_tie_key`` and ``sort_cells`` sort rows per cell by a score and packed
 tie-breaking columns (``cell_sorted`` in ``_sorting.py``): a counting sort by cell, then a
@@ -279,7 +279,9 @@ def add_parts(products, later, rows, out):
     + 0.0, then + ``products[later[k, j]]`` for each later part k of row j (``later`` ≥ 0),
     in order of k. The additions of numpy's ``np.add(first, 0.0)`` and ``+=`` of each part
     (+ 0.0 turns a −0.0 into 0.0), so the same bits, in one pass over each row of ``out``
-    where numpy made one per part and a copy of the rows to place them."""
+    where numpy made one per part and a copy of the rows to place them. Float32 products
+    (the whole-number rows') are widened to Float64 before the + 0.0, as numpy's
+    ``np.add(products, 0.0, dtype=np.float64)`` does."""
     for j in range(len(rows)):
         o = rows[j]
         for c in range(out.shape[1]):
@@ -289,17 +291,6 @@ def add_parts(products, later, rows, out):
             if r >= 0:
                 for c in range(out.shape[1]):
                     out[o, c] += products[r, c]
-
-
-@held_while_compiling
-@numba.njit(cache=True, nogil=True)
-def widened_rows(values, rows, out):
-    """``out[rows[j]]`` = ``values[j]`` (Float32) in Float64, + 0.0: numpy's ``np.add(values,
-    0.0, dtype=np.float64)``, placed in one pass."""
-    for j in range(len(rows)):
-        o = rows[j]
-        for c in range(out.shape[1]):
-            out[o, c] = np.float64(values[j, c]) + 0.0
 
 
 @held_while_compiling

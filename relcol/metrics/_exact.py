@@ -293,10 +293,8 @@ def _exact_block(
     if not whole.any():
         _parts_product(d, w, w_max, out)
         return
-    from relcol.metrics._compiled import widened_rows  # numba: on first use only
-
-    rows = np.flatnonzero(whole)
-    widened_rows(d[rows].astype(np.float32) @ w32, rows, out)
+    rows = np.flatnonzero(whole)  # one part each: their Float32 product, widened
+    _add_parts(d[rows].astype(np.float32) @ w32, [np.arange(len(rows))], out, rows)
     split = np.flatnonzero(~whole)
     _parts_product(d[split], w, w_max, out, split)
 
