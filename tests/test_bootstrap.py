@@ -357,6 +357,37 @@ def test_binnings_whose_bins_are_not_kept_change_nothing_else(kept):
     assert some.seeds.equals(every.seeds)
 
 
+def test_replicates_of_some_cells_combined_are_one_bootstrap_of_them_all():
+    # a cell's replicates depend on its rows and the draws alone: bootstraps of two sets of
+    # cells (overlapping, drawn apart) combined are one bootstrap of every cell, bit for bit
+    rows = frame_of(np.random.default_rng(13), models=("a", "b", "c"))
+    options = {"replicates": 30, "curve_points": 20}
+    whole = bootstrap(rows, **options)
+    first = bootstrap(rows.filter(pl.col("model") != "c"), **options)
+    second = bootstrap(rows.filter(pl.col("model") != "a"), bin_replicates=("width",), **options)
+    got = _bootstrap.combined([second, first], whole.cells.reverse())
+    assert got.cells.equals(whole.cells) and got.draws == whole.draws
+    for name in whole.values:
+        np.testing.assert_array_equal(got.values[name], whole.values[name], err_msg=name)
+        np.testing.assert_array_equal(got.points[name], whole.points[name], err_msg=name)
+    assert set(got.bins) == {"width"}  # the binnings every part kept
+    np.testing.assert_array_equal(got.bins["width"], whole.bins["width"])
+    for binning in ("width", "mass"):
+        np.testing.assert_array_equal(got.bin_samples[binning], whole.bin_samples[binning])
+        np.testing.assert_array_equal(got.bin_accuracy[binning], whole.bin_accuracy[binning])
+    assert_frame_equal(got.seeds, whole.seeds, check_exact=True)
+    assert_frame_equal(got.risk_coverage, whole.risk_coverage, check_exact=True)
+    # the cells asked for only, each from the first part that holds it
+    b = _bootstrap.combined([first], first.cells.filter(pl.col("model") == "b"))
+    assert b.cells["model"].unique().to_list() == ["b"]
+    at = whole.cells.with_row_index("i").filter(pl.col("model") == "b")["i"].to_numpy()
+    np.testing.assert_array_equal(b.values["ece"], whole.values["ece"][at])
+    with pytest.raises(ValueError, match="one set of draws"):
+        _bootstrap.combined([first, bootstrap(rows, replicates=30, seed=1)], whole.cells)
+    with pytest.raises(ValueError, match="none of the parts"):
+        _bootstrap.combined([first], whole.cells)
+
+
 def test_the_chunk_budget_holds_where_each_run_sends_the_work(monkeypatch):
     # a cluster's each_run hands a worker a run of many cells; the worker still reads and
     # resamples them in chunks of at most chunk_rows rows, with the same bits as here

@@ -111,10 +111,13 @@ from relcol.metrics import nll_terms as _nll_terms
 from relcol.metrics import nll_top_terms as _nll_top_terms
 from relcol.store import CELL
 
-#: Default number of replicates B, level α and rank-metric levels.
+#: Default number of replicates B, level α, rank-metric levels and the selective summaries'
+#: targets (``risk_at_coverage``'s coverage, ``coverage_at_risk``'s risk).
 REPLICATES = 1000
 ALPHA = 0.05
 LEVELS = 1024
+COVERAGE = 0.8
+RISK = 0.05
 
 #: Poisson(1) CDF F(0), F(1), … as the Float64 both engines compare the uniform with;
 #: w = #{j : F(j) < u}. F(15) rounds to 1 − 1e−14, beyond a 32-bit uniform's reach.
@@ -349,6 +352,8 @@ class Replicates:
         With ``bootstrap``'s ``curve_points`` K > 0, each cell's risk–coverage curve at
         coverages 1/K … 1 (``relcol.analysis.risk_coverage`` of its ``selective_curve``, the
         same table), cells in ``cells``' order; else None.
+    n_bins, coverage, risk
+        The bins M and the selective summaries' targets the replicates were computed with.
     """
 
     cells: pl.DataFrame
@@ -363,6 +368,17 @@ class Replicates:
     bin_accuracy: Mapping[str, np.ndarray] = field(default_factory=dict)
     keys: tuple[str, ...] = field(default=CELL)
     risk_coverage: pl.DataFrame | None = None
+    n_bins: int = 15
+    coverage: float = COVERAGE
+    risk: float = RISK
+
+    @property
+    def draws(self) -> tuple:
+        """What a cell's replicates depend on besides its rows: B, the generator offset, the
+        level cap, M and the targets. Two bootstraps with equal ``draws`` give a cell with
+        the same rows the same replicates, bit for bit (its weights are keyed by the study,
+        the sample and the replicate, never by the other cells)."""
+        return (self.replicates, self.seed, self.levels, self.n_bins, self.coverage, self.risk)
 
 
 def bootstrap(
@@ -372,8 +388,8 @@ def bootstrap(
     bins: int = 15,
     seed: int = 0,
     levels: int = LEVELS,
-    coverage: float = 0.8,
-    risk: float = 0.05,
+    coverage: float = COVERAGE,
+    risk: float = RISK,
     proba: bool | None = None,
     cells: pl.DataFrame | None = None,
     chunk_rows: int = BOOTSTRAP_ROWS,
@@ -499,6 +515,72 @@ def bootstrap(
         bin_samples,
         bin_accuracy,
         risk_coverage=curve,
+        n_bins=bins,
+        coverage=coverage,
+        risk=risk,
+    )
+
+
+def combined(parts: Sequence[Replicates], cells: pl.DataFrame) -> Replicates:
+    """The replicates of ``cells`` (a frame of their keys), each cell's taken from the first
+    of ``parts`` that holds it, in ``bootstrap``'s order (the keys sorted, nulls last).
+
+    Every part must have the same ``draws``: then this is what one bootstrap of those cells'
+    rows gives, bit for bit, provided each part was drawn from the same rows of the cells it
+    gives (which only the caller can know). The per-bin arrays are those of the binnings
+    every part has, the risk–coverage curve there when every part has one. Raises
+    ``ValueError`` for parts of different draws or a cell no part holds.
+    """
+    draws = {part.draws for part in parts}
+    if len(draws) != 1:
+        raise ValueError(f"combined needs parts of one set of draws. Got {sorted(draws)}.")
+    first = parts[0]
+    keys = list(first.keys)
+    left = cells.select(keys).sort(keys, nulls_last=True).with_row_index("at")
+    n = left.height
+    taken = []  # (part, its rows, their places in the result, their keys)
+    for part in parts:
+        hit = left.join(part.cells.with_row_index("row"), on=keys, nulls_equal=True)
+        if hit.height:
+            taken.append((part, hit["row"].to_numpy(), hit["at"].to_numpy(), hit.select(keys)))
+            left = left.join(hit.select("at"), on="at", how="anti")
+    if left.height:
+        raise ValueError(f"combined: {left.height} of the cells are in none of the parts.")
+
+    def placed(arrays: Callable[[Replicates], Mapping[str, np.ndarray]]) -> dict:
+        names = set.intersection(*(set(arrays(part)) for part in parts))
+        out = {}
+        for name in sorted(names):
+            like = arrays(first)[name]
+            out[name] = np.empty((n, *like.shape[1:]), like.dtype)
+            for part, rows, at, _ in taken:
+                out[name][at] = arrays(part)[name][rows]
+        return out
+
+    def per_cell(frame: Callable[[Replicates], pl.DataFrame], then: Sequence[str]) -> pl.DataFrame:
+        pieces = [
+            frame(part).join(held, on=keys, how="semi", nulls_equal=True)
+            for part, _, _, held in taken
+        ] or [frame(first).clear()]
+        return pl.concat(pieces).sort([*keys, *then], nulls_last=True, maintain_order=True)
+
+    curves = all(part.risk_coverage is not None for part in parts)
+    return Replicates(
+        cells.select(keys).sort(keys, nulls_last=True),
+        placed(lambda part: part.values),
+        placed(lambda part: part.points),
+        per_cell(lambda part: part.seeds, ["seed"]),
+        first.replicates,
+        first.seed,
+        first.levels,
+        placed(lambda part: part.bins),
+        placed(lambda part: part.bin_samples),
+        placed(lambda part: part.bin_accuracy),
+        first.keys,
+        per_cell(lambda part: part.risk_coverage, []) if curves else None,
+        first.n_bins,
+        first.coverage,
+        first.risk,
     )
 
 
