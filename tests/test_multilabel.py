@@ -16,6 +16,7 @@ from relcol.analysis import (
     multilabel_micro_tables,
     multilabel_pairs,
     poisson_weights,
+    with_multilabel_intervals,
 )
 from relcol.analysis._multilabel import INTERVALS, NO_MACRO_INTERVAL, macro_rows
 from tests import reference
@@ -325,6 +326,73 @@ def test_micro_and_macro_rank_intervals_are_the_labels_replicates(wh):
         pl.col("mode") == "positive_class"
     )
     assert positive["auroc_lo"].null_count() == positive.height  # rank metrics: one mode
+
+
+def test_intervals_take_the_layers_per_label_replicates_with_the_same_bits(wh, monkeypatch):
+    """The statistical layer has bootstrapped the per-label cells from the same rows (c
+    against z): handed its replicates, the prediction-confidence mode draws only the micro
+    cells and gives the same bounds to the bit; replicates of other draws are not taken."""
+    from relcol.analysis import _multilabel, bootstrap
+
+    rows = wh.predictions("ml0")
+    pairs = multilabel_pairs(rows).collect()
+    expected = multilabel_intervals(pairs, replicates=60, seed=4)
+    layer = bootstrap(rows, replicates=60, seed=4, bin_replicates=("width",), curve_points=10)
+    drawn_here = []
+
+    def spy(frame, **options):
+        drawn_here.append(set(frame.lazy().select("label").collect()["label"]))
+        return bootstrap(frame, **options)
+
+    monkeypatch.setattr(_multilabel, "bootstrap", spy)
+    got = multilabel_intervals(pairs, replicates=60, seed=4, drawn=[layer])
+    assert_frame_equal(got, expected, check_exact=True)
+    assert drawn_here == [{None}, {None, 0, 1, 2}]  # micro alone, then the other mode whole
+    drawn_here.clear()
+    other = bootstrap(rows, replicates=60, seed=5)
+    assert_frame_equal(multilabel_intervals(pairs, replicates=60, seed=4, drawn=[other]), expected)
+    assert drawn_here == [{None, 0, 1, 2}] * 2
+
+
+def test_the_report_draws_the_per_label_cells_once(wh, monkeypatch):
+    from relcol.analysis import _multilabel, bootstrap
+
+    drawn_here = []
+
+    def spy(frame, **options):
+        drawn_here.append(set(frame.lazy().select("label").collect()["label"]))
+        return bootstrap(frame, **options)
+
+    monkeypatch.setattr(_multilabel, "bootstrap", spy)
+    tables = relcol.report_tables(wh, "ml1", bootstrap=50, seed=2)
+    assert drawn_here == [{None}, {None, 0, 1, 2}]
+    bounds = multilabel_intervals(multilabel_pairs(wh.predictions("ml1")), replicates=50, seed=2)
+    expected = with_multilabel_intervals(relcol.multilabel(wh, study="ml1"), bounds)
+    ours = tables["multilabel"].select(expected.columns)
+    assert_frame_equal(ours.sort(ours.columns[:10]), expected.sort(ours.columns[:10]))
+
+
+def test_a_layer_run_in_batches_of_models_hands_over_nothing(wh, monkeypatch):
+    # batches bound the replicates held at once; keeping each for the multi-label intervals
+    # would undo that, so they draw every cell themselves, to the same bounds
+    from relcol.analysis import _multilabel, _statistical, bootstrap
+
+    def multilabel_with_drawn():
+        drawn_here = []
+
+        def spy(frame, **options):
+            drawn_here.append(set(frame.lazy().select("model", "label").collect().rows()))
+            return bootstrap(frame, **options)
+
+        monkeypatch.setattr(_multilabel, "bootstrap", spy)
+        table = relcol.report_tables(wh, "two-scores", bootstrap=40)["multilabel"]
+        return table, [len(cells) for cells in drawn_here]
+
+    one_pass, drawn_at_once = multilabel_with_drawn()
+    monkeypatch.setattr(_statistical, "BATCH_CELLS", 1)  # two models: two batches
+    batched, drawn_in_batches = multilabel_with_drawn()
+    assert drawn_at_once == [2, 8] and drawn_in_batches == [8, 8]  # 2 models × (3 labels + micro)
+    assert_frame_equal(batched, one_pass, check_exact=True)
 
 
 def test_the_micro_tables_pool_every_pair_as_one_cell(wh):

@@ -30,18 +30,23 @@ interval.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
 
 from relcol.analysis._bootstrap import (
     ALPHA,
+    COVERAGE,
     INTERVAL_METRICS,
+    LEVELS,
     MIN_BIN_SAMPLES,
     REPLICATES,
+    RISK,
     TABLES,
+    Replicates,
     bootstrap,
+    combined,
     metric_interval,
     percentile_interval,
     proportion_interval,
@@ -255,6 +260,7 @@ def multilabel_intervals(
     bins: int = 15,
     seed: int = 0,
     withheld: Iterable[str] = tuple(NO_MACRO_INTERVAL),
+    drawn: Sequence[Replicates] = (),
 ) -> pl.DataFrame:
     """Bootstrap intervals of the ``multilabel`` table's metrics, 0/1 target.
 
@@ -268,6 +274,14 @@ def multilabel_intervals(
     withheld
         Macro metrics given no interval (default ``NO_MACRO_INTERVAL``; the coverage study
         passes none, to measure the interval they would get).
+    drawn
+        Replicates of the study's per-label cells drawn before from its prediction rows (the
+        statistical layer's, ``statistical_tables``' ``on_replicates``). A per-label cell in
+        the prediction-confidence mode has those very rows (the confidence c against z), so
+        where a part has the draws this function makes (B, ``seed``, ``bins``, the default
+        level cap and targets), its cells' replicates are taken as they are (``combined``),
+        the same bits as drawing them again, and only the others (the micro cells) are
+        drawn here.
 
     Returns
     -------
@@ -289,9 +303,8 @@ def multilabel_intervals(
         )
         # the same rows twice: per label, and pooled into one micro cell (label null)
         both = pl.concat([rows, rows.with_columns(label=pl.lit(None, pl.Int32))])
-        result = bootstrap(
-            both, replicates=replicates, bins=bins, seed=seed, proba=False, bin_replicates=()
-        )
+        known = drawn if mode == "prediction_confidence" else ()
+        result = _replicates(both, known, replicates=replicates, bins=bins, seed=seed)
         if result.cells.is_empty():
             continue
         metrics = interval_metrics(mode)
@@ -322,6 +335,27 @@ def interval_metrics(mode: str) -> tuple[str, ...]:
     """The metrics with an interval in ``mode``: ``INTERVALS``, and ``RANK_INTERVALS`` in the
     prediction-confidence mode."""
     return (*INTERVALS, *RANK_INTERVALS) if mode == "prediction_confidence" else INTERVALS
+
+
+def _replicates(
+    rows: pl.LazyFrame, known: Sequence[Replicates], *, replicates: int, bins: int, seed: int
+) -> Replicates:
+    """``bootstrap`` of ``rows``' cells, each cell that a part of ``known`` with the same draws
+    holds taken from it (the caller vouches for its rows) and only the others drawn."""
+    options = {"replicates": replicates, "bins": bins, "seed": seed}
+    draws = (replicates, seed, LEVELS, bins, COVERAGE, RISK)
+    known = [part for part in known if part.draws == draws]
+    if not known:
+        return bootstrap(rows, proba=False, bin_replicates=(), **options)
+    cells = rows.group_by(CELL).agg(n=pl.len()).collect()
+    rest = cells
+    for part in known:
+        rest = rest.join(part.cells, on=list(CELL), how="anti", nulls_equal=True)
+    if rest.height:
+        rest_rows = rows.join(rest.lazy().select(CELL), on=list(CELL), how="semi", nulls_equal=True)
+        fresh = bootstrap(rest_rows, proba=False, bin_replicates=(), cells=rest, **options)
+        known = [*known, fresh]
+    return combined(known, cells)
 
 
 def _macro(

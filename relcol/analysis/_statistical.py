@@ -20,6 +20,7 @@ from relcol.analysis._bootstrap import (
     LEVELS,
     REPLICATES,
     TABLES,
+    Replicates,
     bin_intervals,
     bootstrap,
     model_references,
@@ -65,6 +66,7 @@ class _Options(NamedTuple):
     intervals: str
     each_run: Callable | None
     curve_points: int
+    on_replicates: Callable[[Replicates], object] | None
 
 
 def statistical_tables(
@@ -87,6 +89,7 @@ def statistical_tables(
     baseline: str | None = None,
     each_run: Callable | None = None,
     curve_points: int = 0,
+    on_replicates: Callable[[Replicates], object] | None = None,
 ) -> dict[str, pl.DataFrame]:
     """Intervals, spread, differences, trends and thresholds for a study's tables.
 
@@ -121,6 +124,13 @@ def statistical_tables(
         K > 0: also ``risk_coverage``, each cell's risk–coverage curve at coverages
         1/K … 1 (``relcol.analysis.risk_coverage`` of its ``selective_curve``), read off the
         rows the bootstrap sorts anyway (``bootstrap``'s ``curve_points``); 0: not made.
+    on_replicates
+        Called with the bootstrap's ``Replicates`` when every cell is drawn in one pass, for
+        a caller that reuses them: the report's multi-label intervals
+        (``multilabel_intervals``' ``drawn``) take the per-label cells' from them rather than
+        drawing them again. Not called for a study of more than ``BATCH_CELLS`` cells, run a
+        batch of models at a time: keeping every batch's replicates would undo the bound on
+        memory that the batches are for.
 
     Returns
     -------
@@ -156,13 +166,14 @@ def statistical_tables(
         intervals,
         each_run,
         check_int("curve_points", curve_points, 0),
+        on_replicates,
     )
     batches = model_batches(calibration, references)
     if len(batches) == 1:
         return _one_pass(rows, tables, o, samples=samples, compare=compare, baseline=baseline)
     # each batch holds the references' cells; named, so that no batch picks its own
     named = {"compare": list(references)} if compare is not None else {"baseline": references[0]}
-    one = partial(_one_pass, o=o, **named)
+    one = partial(_one_pass, o=o._replace(on_replicates=None), **named)
     return _batched(one, batches, rows, tables, samples, rule, o)
 
 
@@ -195,6 +206,8 @@ def _one_pass(
         bin_replicates=("width",),  # the MCE's judged bins; the equal-mass ones go unread
         curve_points=o.curve_points,
     )
+    if o.on_replicates is not None:
+        o.on_replicates(result)
     out: dict[str, pl.DataFrame] = {}
     for name, metrics in TABLES.items():
         table = tables.get(name)

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
-from relcol.analysis import multilabel_bins as label_bin_grid
 from relcol.analysis import (
+    Replicates,
     multilabel_calibration,
     multilabel_intervals,
     multilabel_pairs,
     rank_tables_with_intervals,
     with_multilabel_intervals,
 )
+from relcol.analysis import multilabel_bins as label_bin_grid
 from relcol.store import Warehouse
 from relcol.workflows._shared import from_engine, study_of, with_label_names
 
@@ -71,13 +72,20 @@ def multilabel_statistics(
     alpha: float,
     bins: int,
     seed: int,
+    drawn: Sequence[Replicates] = (),
 ) -> dict[str, pl.DataFrame]:
     """The report's multi-label tables with bootstrap intervals per label, micro and macro
-    (``relcol.analysis.multilabel_intervals``: the 0/1 target, paired over samples):
-    ``multilabel``, and the micro and macro discrimination and selective tables
+    (``relcol.analysis.multilabel_intervals``: the 0/1 target, paired over samples, the
+    per-label cells' replicates taken from ``drawn`` where it has them): ``multilabel``, and
+    the micro and macro discrimination and selective tables
     (``relcol.analysis.rank_tables_with_intervals``)."""
     bounds = multilabel_intervals(
-        label_pairs(wh, study), replicates=replicates, alpha=alpha, bins=bins, seed=seed
+        label_pairs(wh, study),
+        replicates=replicates,
+        alpha=alpha,
+        bins=bins,
+        seed=seed,
+        drawn=drawn,
     )
     out = {"multilabel": with_multilabel_intervals(tables["multilabel"], bounds)}
     return out | rank_tables_with_intervals(tables, bounds)

@@ -18,6 +18,7 @@ import polars as pl
 from relcol import metrics
 from relcol.analysis import (
     SCOPES,
+    Replicates,
     check_tau,
     corruption_error,
     figure_tables,
@@ -138,6 +139,9 @@ def report_tables(
             **external_tables(wh, study, bins=bins),
         }
         if bootstrap:
+            # a multi-label study's per-label replicates, kept for its multi-label intervals
+            # (handed over when the layer draws every cell at once, not batch by batch)
+            drawn: list[Replicates] = []
             layer = statistical_tables(
                 wh.predictions(study),
                 tables,
@@ -153,6 +157,7 @@ def report_tables(
                 baseline=baseline,
                 each_run=chunks.each_run if isinstance(chunks, Runner) else None,
                 curve_points=CURVE_POINTS,
+                on_replicates=drawn.append if "multilabel" in tables else None,
             )
             tables |= layer
             # listed with the metric tables (the page's list of files), as without the layer
@@ -160,8 +165,16 @@ def report_tables(
             tables["thresholds"] = withhold_scores(tables["thresholds"], _score_sources(tables))
             if "multilabel" in tables:  # per label, micro and macro, paired over samples
                 tables |= multilabel_statistics(
-                    wh, study, tables, replicates=bootstrap, alpha=alpha, bins=bins, seed=seed
+                    wh,
+                    study,
+                    tables,
+                    replicates=bootstrap,
+                    alpha=alpha,
+                    bins=bins,
+                    seed=seed,
+                    drawn=drawn,
                 )
+            del drawn
             tables["calibration"] = tables["calibration"].with_columns(
                 bootstrap=pl.lit(bootstrap, pl.Int32)
             )
