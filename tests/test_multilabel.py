@@ -19,6 +19,7 @@ from relcol.analysis import (
     with_multilabel_intervals,
 )
 from relcol.analysis._multilabel import INTERVALS, NO_MACRO_INTERVAL, macro_rows
+from relcol.store import CELL, KEY
 from tests import reference
 
 LABELS = ["A", "B", "C"]
@@ -370,6 +371,30 @@ def test_the_report_draws_the_per_label_cells_once(wh, monkeypatch):
     expected = with_multilabel_intervals(relcol.multilabel(wh, study="ml1"), bounds)
     ours = tables["multilabel"].select(expected.columns)
     assert_frame_equal(ours.sort(ours.columns[:10]), expected.sort(ours.columns[:10]))
+
+
+def test_the_positive_class_intervals_drawn_with_one_bin_are_those_of_fifteen(wh):
+    # no metric with an interval depends on the bins, so that mode draws one bin: the
+    # intervals of 15 bins but for the last bits of sums over the bins
+    from relcol.analysis import bootstrap
+    from relcol.analysis._bootstrap import metric_interval
+    from relcol.analysis._multilabel import interval_metrics
+
+    pairs = multilabel_pairs(wh.predictions("ml0")).collect()
+    rows = pairs.filter((pl.col("mode") == "positive_class") & (pl.col("target") == "binary"))
+    rows = rows.select(*KEY, "confidence", correct=pl.col("outcome") > 0.5)
+    both = pl.concat([rows, rows.with_columns(label=pl.lit(None, pl.Int32))])
+    fifteen = bootstrap(both, replicates=80, seed=1, bins=15, proba=False)
+    ours = multilabel_intervals(pairs, replicates=80, seed=1).filter(
+        (pl.col("mode") == "positive_class") & (pl.col("average") != "macro")
+    )
+    ours = fifteen.cells.join(ours, on=list(CELL), how="left", nulls_equal=True)
+    assert ours.height == len(LABELS) + 1 and set(interval_metrics("positive_class")) == set(
+        INTERVALS
+    )
+    for metric in INTERVALS:
+        for end, expected in zip(("lo", "hi"), metric_interval(fifteen, metric), strict=True):
+            np.testing.assert_allclose(ours[f"{metric}_{end}"], expected, rtol=1e-13, atol=1e-15)
 
 
 def test_a_layer_run_in_batches_of_models_hands_over_nothing(wh, monkeypatch):
