@@ -367,6 +367,7 @@ def test_replicates_of_some_cells_combined_are_one_bootstrap_of_them_all():
     second = bootstrap(rows.filter(pl.col("model") != "a"), bin_replicates=("width",), **options)
     got = _bootstrap.combined([second, first], whole.cells.reverse())
     assert got.cells.equals(whole.cells) and got.draws == whole.draws
+    assert list(got.values) == list(whole.values)  # in the bootstrap's order
     for name in whole.values:
         np.testing.assert_array_equal(got.values[name], whole.values[name], err_msg=name)
         np.testing.assert_array_equal(got.points[name], whole.points[name], err_msg=name)

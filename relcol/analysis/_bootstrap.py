@@ -548,9 +548,9 @@ def combined(parts: Sequence[Replicates], cells: pl.DataFrame) -> Replicates:
         raise ValueError(f"combined: {left.height} of the cells are in none of the parts.")
 
     def placed(arrays: Callable[[Replicates], Mapping[str, np.ndarray]]) -> dict:
-        names = set.intersection(*(set(arrays(part)) for part in parts))
+        names = [name for name in arrays(first) if all(name in arrays(part) for part in parts)]
         out = {}
-        for name in sorted(names):
+        for name in names:
             like = arrays(first)[name]
             out[name] = np.empty((n, *like.shape[1:]), like.dtype)
             for part, rows, at, _ in taken:
