@@ -298,7 +298,6 @@ def multilabel_intervals(
         table on those keys (``with_multilabel_intervals``), or to the micro and macro
         discrimination and selective tables (``rank_tables_with_intervals``).
     """
-    cell = [k for k in CELL if k != "label"]
     withheld = frozenset(withheld)
     binary = pairs.lazy().filter(pl.col("target") == "binary")
     frames = []
@@ -312,23 +311,8 @@ def multilabel_intervals(
             result = _replicates(both, drawn, replicates=replicates, bins=bins, seed=seed)
         else:  # no interval printed here depends on the bins: one bin, 18 statistics a cell
             result = _replicates(both, (), replicates=replicates, bins=1, seed=seed)
-        if result.cells.is_empty():
-            continue
-        metrics = interval_metrics(mode)
-        bounds = {}
-        for metric in metrics:
-            lo, hi = metric_interval(result, metric, alpha)
-            bounds |= {f"{metric}_lo": lo, f"{metric}_hi": hi}
-        table = result.cells.with_columns(
-            mode=pl.lit(mode),
-            target=pl.lit("binary"),
-            average=pl.when(pl.col("label").is_null())
-            .then(pl.lit("micro"))
-            .otherwise(pl.lit("label")),
-            **{name: pl.Series(values).fill_nan(None) for name, values in bounds.items()},
-        )
-        macro = _macro(result, cell, alpha, withheld, metrics)
-        frames += [table, macro.with_columns(mode=pl.lit(mode))]
+        frames += _mode_bounds(result, mode, alpha, withheld)
+        del result  # let go of before the next mode draws its own
     columns = [*CELL, "mode", "target", "average"]
     bounds = [f"{m}_{end}" for m in (*INTERVALS, *RANK_INTERVALS) for end in ("lo", "hi")]
     if not frames:
@@ -342,6 +326,29 @@ def interval_metrics(mode: str) -> tuple[str, ...]:
     """The metrics with an interval in ``mode``: ``INTERVALS``, and ``RANK_INTERVALS`` in the
     prediction-confidence mode."""
     return (*INTERVALS, *RANK_INTERVALS) if mode == "prediction_confidence" else INTERVALS
+
+
+def _mode_bounds(
+    result: Replicates, mode: str, alpha: float, withheld: frozenset[str]
+) -> list[pl.DataFrame]:
+    """The bounds of one mode's replicates: per label and micro, then macro (none without
+    cells)."""
+    if result.cells.is_empty():
+        return []
+    metrics = interval_metrics(mode)
+    bounds = {}
+    for metric in metrics:
+        lo, hi = metric_interval(result, metric, alpha)
+        bounds |= {f"{metric}_lo": lo, f"{metric}_hi": hi}
+    table = result.cells.with_columns(
+        mode=pl.lit(mode),
+        target=pl.lit("binary"),
+        average=pl.when(pl.col("label").is_null()).then(pl.lit("micro")).otherwise(pl.lit("label")),
+        **{name: pl.Series(values).fill_nan(None) for name, values in bounds.items()},
+    )
+    cell = [k for k in CELL if k != "label"]
+    macro = _macro(result, cell, alpha, withheld, metrics)
+    return [table, macro.with_columns(mode=pl.lit(mode))]
 
 
 def _replicates(
