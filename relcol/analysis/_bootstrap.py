@@ -374,11 +374,25 @@ class Replicates:
 
     @property
     def draws(self) -> tuple:
-        """What a cell's replicates depend on besides its rows: B, the generator offset, the
-        level cap, M and the targets. Two bootstraps with equal ``draws`` give a cell with
-        the same rows the same replicates, bit for bit (its weights are keyed by the study,
-        the sample and the replicate, never by the other cells)."""
-        return (self.replicates, self.seed, self.levels, self.n_bins, self.coverage, self.risk)
+        """``draws_of`` the settings these replicates were computed with."""
+        return draws_of(
+            self.replicates, self.seed, self.levels, self.n_bins, self.coverage, self.risk
+        )
+
+
+def draws_of(
+    replicates: int,
+    seed: int,
+    levels: int = LEVELS,
+    bins: int = 15,
+    coverage: float = COVERAGE,
+    risk: float = RISK,
+) -> tuple:
+    """What a cell's replicates depend on besides its rows: B, the generator offset, the
+    level cap, M and the targets (``bootstrap``'s parameters, its defaults). Two bootstraps
+    with equal draws give a cell with the same rows the same replicates, bit for bit (its
+    weights are keyed by the study, the sample and the replicate, never by the other cells)."""
+    return (replicates, seed, levels, bins, coverage, risk)
 
 
 def bootstrap(

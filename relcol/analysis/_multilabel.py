@@ -37,16 +37,14 @@ import polars as pl
 
 from relcol.analysis._bootstrap import (
     ALPHA,
-    COVERAGE,
     INTERVAL_METRICS,
-    LEVELS,
     MIN_BIN_SAMPLES,
     REPLICATES,
-    RISK,
     TABLES,
     Replicates,
     bootstrap,
     combined,
+    draws_of,
     metric_interval,
     percentile_interval,
     proportion_interval,
@@ -357,8 +355,7 @@ def _replicates(
     """``bootstrap`` of ``rows``' cells, each cell that a part of ``known`` with the same draws
     holds taken from it (the caller vouches for its rows) and only the others drawn."""
     options = {"replicates": replicates, "bins": bins, "seed": seed}
-    draws = (replicates, seed, LEVELS, bins, COVERAGE, RISK)
-    known = [part for part in known if part.draws == draws]
+    known = [part for part in known if part.draws == draws_of(replicates, seed, bins=bins)]
     if not known:
         return bootstrap(rows, proba=False, bin_replicates=(), **options)
     cells = rows.group_by(CELL).agg(n=pl.len()).collect()
