@@ -245,6 +245,77 @@ def test_exact_product_with_w_a_block_of_samples_at_a_time_has_the_bits_of_w_who
         assert abs(got - sum(terms)) <= Fraction(2.0**-52) * scale
 
 
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_a_mostly_zero_d_multiplies_its_non_zero_entries_with_the_bits_of_the_gemms(
+    layout, monkeypatch
+):
+    # a bootstrap's D when each sample has one row in a cell: a few bins' statistics non-zero
+    # per sample. Its non-zero entries alone, a part at a time, give the bits of the parts'
+    # GEMMs (whole-number rows in Float32 among them): every product of a part is exact, and
+    # the grid is the same (Σ|rest| over the samples in order in both)
+    from relcol.metrics import _compiled, _exact
+
+    rng = np.random.default_rng(13)
+    rows, n = 48, 900
+    bins = rng.integers(0, 12, n)
+    d = rng.random((rows, n)) * rng.choice([1.0, 1e-9, 35.0, 1e-300], size=(rows, 1))
+    d[:12] = np.round(d[:12] * 7)  # whole-number rows: counts, Σz
+    d[12:24] -= 0.5 * d[12:24].max(axis=1, keepdims=True)  # signed rows
+    d[24, 5] = 1 - 2.0**-53  # a row whose terms need every part
+    d[24, 6:20] = 2.0**-60
+    d *= bins == np.arange(rows)[:, None] % 12  # each sample in one bin of each statistic
+    d[40] = 0.0  # an empty row, and one of negative zeros
+    d[41] = -0.0
+    d = np.asarray(d, order=layout)
+    assert np.count_nonzero(d) < _exact.SPARSE_SHARE * d.size
+    used = []
+    sparse = _compiled.sparse_parts_product
+    monkeypatch.setattr(_compiled, "sparse_parts_product", lambda *a: used.append(1) or sparse(*a))
+    w = rng.poisson(1.0, (n, 11)).astype(np.uint8)
+    got = {w_max: exact_product(d, w, w_max) for w_max in (None, 255.0)}
+    assert np.array_equal(exact_product(d, w.astype(np.float64)), got[None])
+    assert len(used) == 3
+    monkeypatch.setattr(_exact, "SPARSE_SHARE", 0.0)  # every row through the GEMMs
+    for w_max, product in got.items():
+        gemm = exact_product(d, w, w_max)
+        assert np.array_equal(product.view(np.int64), gemm.view(np.int64)), w_max
+    assert len(used) == 3
+    assert not np.signbit(got[None][40:42]).any()
+    for i in (0, 13, 24, 30):
+        terms = [Fraction(float(x)) * int(v) for x, v in zip(d[i], w[:, 2], strict=True)]
+        scale = float(sum(abs(t) for t in terms))
+        assert abs(Fraction(float(got[None][i, 2])) - sum(terms)) <= Fraction(2.0**-52) * scale
+
+
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_non_zero_entries_by_row_are_numpys_in_either_layout(layout):
+    from relcol.metrics._compiled import nonzeros_by_row
+
+    rng = np.random.default_rng(14)
+    d = np.where(rng.random((30, 70)) < 0.2, rng.normal(size=(30, 70)), 0.0)
+    d[3] = -0.0  # a negative zero is a zero
+    d[4, 9] = 5e-324
+    starts, samples, values = nonzeros_by_row(np.asarray(d, order=layout))
+    r, c = np.nonzero(d)
+    np.testing.assert_array_equal(starts, np.searchsorted(r, np.arange(31)))
+    np.testing.assert_array_equal(samples, c)
+    np.testing.assert_array_equal(values, d[r, c])
+
+
+def test_the_grids_total_adds_a_rows_samples_in_order():
+    # the total a row's grid step comes from: its samples in order, as the compiled passes
+    # add them, not numpy's pairwise sum (here a step apart: 1 − 2⁻⁵³ against 1 + 2⁻⁵²)
+    from relcol.metrics._exact import _step, _total_in_order
+
+    row = np.array([[1 - 2.0**-53, *[2.0**-55] * 15], [0.0] * 16])
+    total = 0.0
+    for x in row[0]:
+        total += abs(x)
+    assert _total_in_order(row).tolist() == [total, 0.0]
+    assert _step(np.array([total]), 1.0) != _step(row[:1].sum(axis=1), 1.0)
+    assert _total_in_order(np.zeros((2, 0))).tolist() == [0.0, 0.0]
+
+
 def test_exact_product_of_an_empty_or_zero_matrix():
     w = np.ones((3, 2))
     assert exact_product(np.zeros((0, 3)), w).shape == (0, 2)

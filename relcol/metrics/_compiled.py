@@ -11,7 +11,9 @@ many columns of weights, summing each level's counts as it goes.
 ``rest_totals`` and ``grid_parts`` are the exact product's steps on a block of samples of a
 large test set: each row's sum of what its earlier parts leave (the grid), and the parts
 themselves, in one pass over the block each, with the bits of numpy's formulas;
-``add_parts`` puts the parts' products together into the product's rows.
+``add_parts`` puts the parts' products together into the product's rows;
+``sparse_parts_product`` takes the whole exact product of a d mostly of zeros from its
+non-zero entries (``nonzeros_by_row``).
 
 ``rows_by_cell``, ``add_tie_key`` and ``sort_cells`` sort rows per cell by a score and packed
 tie-breaking columns (``cell_sorted`` in ``_sorting.py``): a counting sort by cell, then a
@@ -26,6 +28,8 @@ per input dtype and cached beside this file.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
@@ -339,6 +343,106 @@ def grid_parts(d, rows, places, steps, out):
                 part = np.round(x / steps[r, p]) * steps[r, p]
                 out[places[r, p], j] = part
                 x = x - part
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True)
+def nonzeros_by_row(d):
+    """The non-zero entries of d (rows × samples), row after row, each row's in the order of
+    its samples: ``(starts, samples, values)``, row r's being
+    ``starts[r] : starts[r + 1]``. Two passes along d's memory, in either layout."""
+    rows = d.shape[0]
+    starts = np.zeros(rows + 1, np.int64)
+    _each_nonzero(d, starts[1:], np.empty(0, np.int64), np.empty(0), False)
+    for r in range(rows):
+        starts[r + 1] += starts[r]
+    samples = np.empty(starts[rows], np.int64)
+    values = np.empty(starts[rows])
+    _each_nonzero(d, starts[:-1].copy(), samples, values, True)
+    return starts, samples, values
+
+
+@numba.njit(cache=True, nogil=True)
+def _each_nonzero(d, place, samples, values, fill):
+    """For each non-zero d[r, j], along d's memory (a row's in the order of its samples):
+    ``place[r] += 1``, and with ``fill`` first j and d[r, j] put at ``place[r]``."""
+    rows, columns = d.shape
+    by_sample = d.strides[0] < d.strides[1]  # a sample's terms adjacent
+    for a in range(columns if by_sample else rows):
+        for b in range(rows if by_sample else columns):
+            r, j = (b, a) if by_sample else (a, b)
+            x = d[r, j]
+            if x != 0.0:
+                if fill:
+                    samples[place[r]] = j
+                    values[place[r]] = x
+                place[r] += 1
+
+
+@held_while_compiling
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def sparse_parts_product(starts, samples, values, w, w_max, parts, out):
+    """``exact_product`` of a sparse d (``nonzeros_by_row``) with w (samples × columns, any
+    dtype of non-negative integers) into ``out`` (rows × columns), with the bits of the
+    product of d whole: each row's parts on the same grid (``product_grid``'s, from Σ|rest|
+    over its samples in order, the rest and the parts as ``rest_totals`` and ``grid_parts``
+    take them: a zero entry adds nothing to either), each part's product exact in any order,
+    and the parts added as ``add_parts`` adds them (the first + 0.0, then each later one).
+    A part's product walks the row's non-zero entries four at a time, each a row of w, so the
+    work is the entries' count times w's columns, where a GEMM's is every entry's."""
+    columns = w.shape[1]
+    widest = 0
+    for r in range(len(starts) - 1):
+        widest = max(widest, starts[r + 1] - starts[r])
+    rest = np.empty(widest)
+    part = np.empty(widest)
+    acc = np.empty(columns)
+    for r in range(len(starts) - 1):
+        lo, n = starts[r], starts[r + 1] - starts[r]
+        for k in range(n):
+            rest[k] = values[lo + k]
+        for p in range(parts):
+            total = 0.0
+            for k in range(n):
+                total += abs(rest[k])
+            if p > 0 and total == 0.0:
+                break
+            step = _grid_step(w_max * total)
+            for k in range(n):
+                x = rest[k]
+                part[k] = np.round(x / step) * step
+                rest[k] = x - part[k]
+            for c in range(columns):
+                acc[c] = 0.0
+            k = 0
+            while k + 4 <= n:
+                v0, v1, v2, v3 = part[k], part[k + 1], part[k + 2], part[k + 3]
+                w0, w1 = w[samples[lo + k]], w[samples[lo + k + 1]]
+                w2, w3 = w[samples[lo + k + 2]], w[samples[lo + k + 3]]
+                for c in range(columns):
+                    acc[c] += (v0 * np.float64(w0[c]) + v1 * np.float64(w1[c])) + (
+                        v2 * np.float64(w2[c]) + v3 * np.float64(w3[c])
+                    )
+                k += 4
+            while k < n:
+                v0, w0 = part[k], w[samples[lo + k]]
+                for c in range(columns):
+                    acc[c] += v0 * np.float64(w0[c])
+                k += 1
+            if p == 0:
+                for c in range(columns):
+                    out[r, c] = acc[c] + 0.0
+            else:
+                for c in range(columns):
+                    out[r, c] += acc[c]
+
+
+@numba.njit(cache=True, nogil=True)
+def _grid_step(scaled_total):
+    """``_step``'s grid step 2^(e − 52) for 2^e > ``scaled_total`` (w_max·Σ|row|), as numpy's
+    ``frexp`` and ``ldexp`` give it."""
+    _, e = math.frexp(scaled_total)
+    return math.ldexp(1.0, max(e - 52, -1074))
 
 
 #: The sign bit of a Float64's bits (and the top bit of an order key).

@@ -255,6 +255,12 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
     w_max = max(float(np.max(w, initial=0)) if w_max is None else w_max, 1.0)
     out = np.empty((len(d), w.shape[1]))
     samples = d.shape[1]
+    if np.count_nonzero(d) < SPARSE_SHARE * d.size:
+        # mostly zeros (a sample's rows in a few bins of a cell): only the non-zero entries
+        from relcol.metrics._compiled import nonzeros_by_row, sparse_parts_product
+
+        sparse_parts_product(*nonzeros_by_row(d), w, w_max, PRODUCT_PARTS, out)
+        return out
     if samples <= max(1, _W_ENTRIES // max(w.shape[1], 1)):
         # W whole in Float64; a few thousand rows of d at a time, fewer for many samples: the
         # temporaries stay small and are reused, where whole-matrix temporaries would each be
@@ -274,6 +280,10 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
     return out
 
 
+#: The share of non-zero entries of d below which ``exact_product`` multiplies only those
+#: (``sparse_parts_product``): on the bootstrap's D of 500 samples with 11 % of its entries
+#: non-zero, 0.16 times the time of the GEMMs of its parts; with 44 %, 1.3 times.
+SPARSE_SHARE = 0.25
 #: Rows of d split and multiplied together by ``exact_product``, at most; and entries (rows
 #: × samples): each of a block's parts and temporaries is then at most 16 MB (a product of
 #: 1000 rows of 10⁴ samples traced 424 MB of temporaries in blocks of 2048 rows, 95 MB now).
@@ -306,7 +316,7 @@ def _parts_product(
     d's rows go to those rows of ``out``."""
     rows, parts, rest = np.arange(len(d)), [], d  # parts: (rows of d, their part)
     for _ in range(PRODUCT_PARTS):
-        step = _step(np.abs(rest).sum(axis=1), w_max)[:, None]
+        step = _step(_total_in_order(rest), w_max)[:, None]
         part = _on_grid(rest, step)
         parts.append((rows, part))
         rest = rest - part
@@ -316,6 +326,15 @@ def _parts_product(
         rows, rest = rows[left], rest[left]
     products = np.vstack([part for _, part in parts]) @ w
     _add_parts(products, [index for index, _ in parts], out, at)
+
+
+def _total_in_order(rest: np.ndarray) -> np.ndarray:
+    """Σ|rest| of each row, its samples added one after another in order: the total
+    ``sparse_parts_product`` and ``rest_totals`` take (a zero adds nothing), so that a row's
+    grid is the same whichever way its product is taken."""
+    if rest.shape[1] == 0:
+        return np.zeros(len(rest))
+    return np.cumsum(np.abs(rest), axis=1)[:, -1]
 
 
 def _whole(d: np.ndarray, w_max: float) -> np.ndarray:
