@@ -314,6 +314,14 @@ def test_the_grids_total_adds_a_rows_samples_in_order():
     assert _total_in_order(row).tolist() == [total, 0.0]
     assert _step(np.array([total]), 1.0) != _step(row[:1].sum(axis=1), 1.0)
     assert _total_in_order(np.zeros((2, 0))).tolist() == [0.0, 0.0]
+    rng = np.random.default_rng(15)
+    rows = rng.normal(size=(9, 5000)) * rng.choice([1.0, 1e-9, 35.0], size=(9, 1))
+    in_order = np.zeros(9)
+    for j in range(rows.shape[1]):
+        in_order += np.abs(rows[:, j])
+    assert not np.array_equal(np.abs(rows).sum(axis=1), in_order)  # numpy's pairwise sums
+    for layout in ("C", "F"):
+        assert np.array_equal(_total_in_order(np.asarray(rows, order=layout)), in_order)
 
 
 def test_exact_product_of_an_empty_or_zero_matrix():

@@ -331,10 +331,10 @@ def _parts_product(
 def _total_in_order(rest: np.ndarray) -> np.ndarray:
     """Σ|rest| of each row, its samples added one after another in order: the total
     ``sparse_parts_product`` and ``rest_totals`` take (a zero adds nothing), so that a row's
-    grid is the same whichever way its product is taken."""
-    if rest.shape[1] == 0:
-        return np.zeros(len(rest))
-    return np.cumsum(np.abs(rest), axis=1)[:, -1]
+    grid is the same whichever way its product is taken. numpy sums pairwise only along the
+    axis fastest in memory and adds term after term along any other, so the rows' samples
+    go on the slow axis (the bootstrap's d, D transposed, has them there already)."""
+    return np.asfortranarray(np.abs(rest)).sum(axis=1)
 
 
 def _whole(d: np.ndarray, w_max: float) -> np.ndarray:
