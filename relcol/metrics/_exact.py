@@ -281,8 +281,8 @@ def exact_product(d: np.ndarray, w: np.ndarray, w_max: float | None = None) -> n
 
 
 #: The share of non-zero entries of d below which ``exact_product`` multiplies only those
-#: (``sparse_parts_product``): on the bootstrap's D of 500 samples with 11 % of its entries
-#: non-zero, 0.16 times the time of the GEMMs of its parts; with 44 %, 1.3 times.
+#: (``sparse_parts_product``): on the bootstrap's D with 11 % of its entries non-zero, 0.14
+#: times the time of the GEMMs of its parts on one thread; with 43 %, 1.22 times.
 SPARSE_SHARE = 0.25
 #: Rows of d split and multiplied together by ``exact_product``, at most; and entries (rows
 #: × samples): each of a block's parts and temporaries is then at most 16 MB (a product of
