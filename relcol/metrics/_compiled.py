@@ -347,85 +347,82 @@ def grid_parts(d, rows, places, steps, out):
 
 @held_while_compiling
 @numba.njit(cache=True, nogil=True)
-def nonzeros_by_row(d):
-    """The non-zero entries of d (rows × samples), row after row, each row's in the order of
-    its samples: ``(starts, samples, values)``, row r's being
-    ``starts[r] : starts[r + 1]``. Two passes along d's memory, in either layout."""
-    rows = d.shape[0]
+def nonzeros_by_row(dt):
+    """The non-zero entries of d (rows × samples) from its transpose ``dt`` (samples × rows,
+    C-contiguous: the bootstrap's D itself), row after row of d, each row's in the order of its
+    samples: ``(starts, samples, values)``, row r's being ``starts[r] : starts[r + 1]``. Two
+    passes along ``dt``'s memory."""
+    samples, rows = dt.shape
     starts = np.zeros(rows + 1, np.int64)
-    _each_nonzero(d, starts[1:], np.empty(0, np.int64), np.empty(0), False)
+    for j in range(samples):
+        for r in range(rows):
+            if dt[j, r] != 0.0:
+                starts[r + 1] += 1
     for r in range(rows):
         starts[r + 1] += starts[r]
-    samples = np.empty(starts[rows], np.int64)
-    values = np.empty(starts[rows])
-    _each_nonzero(d, starts[:-1].copy(), samples, values, True)
-    return starts, samples, values
-
-
-@numba.njit(cache=True, nogil=True)
-def _each_nonzero(d, place, samples, values, fill):
-    """For each non-zero d[r, j], along d's memory (a row's in the order of its samples):
-    ``place[r] += 1``, and with ``fill`` first j and d[r, j] put at ``place[r]``."""
-    rows, columns = d.shape
-    by_sample = d.strides[0] < d.strides[1]  # a sample's terms adjacent
-    for a in range(columns if by_sample else rows):
-        for b in range(rows if by_sample else columns):
-            r, j = (b, a) if by_sample else (a, b)
-            x = d[r, j]
+    sample = np.empty(starts[rows], np.int64)
+    value = np.empty(starts[rows])
+    place = np.empty(rows, np.int64)
+    for r in range(rows):
+        place[r] = starts[r]
+    for j in range(samples):
+        for r in range(rows):
+            x = dt[j, r]
             if x != 0.0:
-                if fill:
-                    samples[place[r]] = j
-                    values[place[r]] = x
+                sample[place[r]] = j
+                value[place[r]] = x
                 place[r] += 1
+    return starts, sample, value
 
 
 @held_while_compiling
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def sparse_parts_product(starts, samples, values, w, w_max, parts, out):
-    """``exact_product`` of a sparse d (``nonzeros_by_row``) with w (samples × columns, any
-    dtype of non-negative integers) into ``out`` (rows × columns), with the bits of the
-    product of d whole: each row's parts on the same grid (``product_grid``'s, from Σ|rest|
-    over its samples in order, the rest and the parts as ``rest_totals`` and ``grid_parts``
-    take them: a zero entry adds nothing to either), each part's product exact in any order,
-    and the parts added as ``add_parts`` adds them (the first + 0.0, then each later one).
-    A part's product walks the row's non-zero entries four at a time, each a row of w, so the
-    work is the entries' count times w's columns, where a GEMM's is every entry's."""
-    columns = w.shape[1]
+def sparse_parts_product(starts, sample, value, w, w_max, parts, out):
+    """``exact_product`` of a d mostly of zeros (its non-zero entries, ``nonzeros_by_row``)
+    with w (samples × columns, any dtype of non-negative integers) into ``out`` (rows ×
+    columns), with the bits of the GEMMs: each row's parts on the same grid (``_step`` of
+    w_max·Σ|rest|, the row's samples added in order; a zero entry adds nothing), each part's
+    product exact in any order, and the parts added as ``add_parts`` adds them (the first +
+    0.0, then each later one). A part's product walks the row's entries four at a time, each
+    a row of w, so the work is the entries' count times w's columns, where a GEMM's is every
+    entry's."""
+    rows, columns = len(starts) - 1, w.shape[1]
     widest = 0
-    for r in range(len(starts) - 1):
+    for r in range(rows):
         widest = max(widest, starts[r + 1] - starts[r])
     rest = np.empty(widest)
     part = np.empty(widest)
     acc = np.empty(columns)
-    for r in range(len(starts) - 1):
+    for r in range(rows):
         lo, n = starts[r], starts[r + 1] - starts[r]
         for k in range(n):
-            rest[k] = values[lo + k]
+            rest[k] = value[lo + k]
         for p in range(parts):
             total = 0.0
             for k in range(n):
                 total += abs(rest[k])
             if p > 0 and total == 0.0:
                 break
-            step = _grid_step(w_max * total)
+            _, e = math.frexp(w_max * total)  # ``_step``: 2^(e − 52) for 2^e > w_max·Σ|row|
+            step = math.ldexp(1.0, max(e - 52, -1074))
             for k in range(n):
                 x = rest[k]
-                part[k] = np.round(x / step) * step
+                part[k] = np.rint(x / step) * step  # numpy's round: half to even
                 rest[k] = x - part[k]
             for c in range(columns):
                 acc[c] = 0.0
             k = 0
             while k + 4 <= n:
                 v0, v1, v2, v3 = part[k], part[k + 1], part[k + 2], part[k + 3]
-                w0, w1 = w[samples[lo + k]], w[samples[lo + k + 1]]
-                w2, w3 = w[samples[lo + k + 2]], w[samples[lo + k + 3]]
+                w0, w1 = w[sample[lo + k]], w[sample[lo + k + 1]]
+                w2, w3 = w[sample[lo + k + 2]], w[sample[lo + k + 3]]
                 for c in range(columns):
                     acc[c] += (v0 * np.float64(w0[c]) + v1 * np.float64(w1[c])) + (
                         v2 * np.float64(w2[c]) + v3 * np.float64(w3[c])
                     )
                 k += 4
             while k < n:
-                v0, w0 = part[k], w[samples[lo + k]]
+                v0, w0 = part[k], w[sample[lo + k]]
                 for c in range(columns):
                     acc[c] += v0 * np.float64(w0[c])
                 k += 1
@@ -435,14 +432,6 @@ def sparse_parts_product(starts, samples, values, w, w_max, parts, out):
             else:
                 for c in range(columns):
                     out[r, c] += acc[c]
-
-
-@numba.njit(cache=True, nogil=True)
-def _grid_step(scaled_total):
-    """``_step``'s grid step 2^(e − 52) for 2^e > ``scaled_total`` (w_max·Σ|row|), as numpy's
-    ``frexp`` and ``ldexp`` give it."""
-    _, e = math.frexp(scaled_total)
-    return math.ldexp(1.0, max(e - 52, -1074))
 
 
 #: The sign bit of a Float64's bits (and the top bit of an order key).
