@@ -28,8 +28,10 @@ Timed, each shape in a fresh process (so its peak RSS is its own):
   non-empty equal-width bin, three per equal-mass bin, six per cell), in column batches of
   the bootstrap's size (for a group of more than ``STREAM_ENTRIES`` weights, a block of
   ``STREAM_BLOCK`` entries of samples at a time, as the bootstrap takes them). It is the
-  arithmetic the layer cannot avoid; the layer also draws the weights, sorts the rows and
-  computes the rank metrics' replicates;
+  arithmetic of a dense product of those shapes; the layer also draws the weights, sorts the
+  rows and computes the rank metrics' replicates, and where D is mostly zeros (a sample with
+  one row per cell: ``disjoint``, ``small``) its exact product takes D's non-zero entries
+  alone, less work than the floor's;
 - ``exact``: the layer's own exact arithmetic alone: every exact product (``exact_product``,
   the statistics' sums with the same bits on any BLAS) and every pass of the rank metrics'
   weighted counts (``weighted_rank_metrics``) that a second run of the layer makes, recorded
