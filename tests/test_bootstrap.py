@@ -513,7 +513,7 @@ def test_rank_replicates_count_a_level_past_float32s_last_exact_integer_exactly(
         np.stack([right, zero]).astype(np.float64), np.stack([zero, wrong]).astype(np.float64)
     )
     if grouped:
-        source = _GroupWeights([wt.astype(np.uint8)], np.zeros(1, dtype=np.int64))
+        source = _GroupWeights({0: wt.astype(np.uint8)}, replicates + 1)
         part["group"] = np.zeros(n + 10, dtype=np.int64)
     else:
         source = wt.astype(np.uint8)  # as the layer holds Wᵀ

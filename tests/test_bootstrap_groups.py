@@ -64,8 +64,16 @@ def test_groups_follow_the_shared_samples():
     assert all_cells.tolist() == [0, 1, 2] and all_samples.tolist() == [0, 1, 2, 3, 4]
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("batch_entries", [None, 1], ids=["batches", "a-cell-a-batch"])
 @pytest.mark.parametrize("chunk_rows", [10**9, 700])
-def test_grouped_product_equals_the_dense_product(monkeypatch, chunk_rows):
+def test_grouped_product_equals_the_dense_product(monkeypatch, chunk_rows, batch_entries, threads):
+    # a cell a batch: each group's weights serve several batches, a thread's buffer grows
+    # from a group of 40 samples to one of 60, and a and b's batches come back to their
+    # group after c's and d's
+    if batch_entries is not None:
+        monkeypatch.setattr(_bootstrap, "BATCH_ENTRIES", batch_entries)
+    monkeypatch.setattr(_bootstrap, "_threads", lambda: threads)
     rows = mixed_rows()
     seen = []
 
@@ -81,6 +89,23 @@ def test_grouped_product_equals_the_dense_product(monkeypatch, chunk_rows):
     assert_same_bits(grouped, dense)
     # the replicates are not trivially equal: they vary, and c's differ from a's
     assert np.nanstd(grouped.values["accuracy"], axis=1).min() > 0
+
+
+def test_a_thread_draws_a_groups_weights_once_for_its_run_of_batches(monkeypatch):
+    # one thread, a cell a batch: the cells in order are a's, b's (group 0), c's (1), d's
+    # (2), e's (group 0 again), so the groups' weights are drawn four times, not once per
+    # cell (15 cells)
+    monkeypatch.setattr(_bootstrap, "BATCH_ENTRIES", 1)
+    monkeypatch.setattr(_bootstrap, "_threads", lambda: 1)
+    drawn = []
+
+    def spy(study, ids, replicates, **kwargs):
+        drawn.append(len(ids))
+        return weight_columns(study, ids, replicates, **kwargs)
+
+    monkeypatch.setattr(_bootstrap, "weight_columns", spy)
+    bootstrap(mixed_rows(), replicates=20)
+    assert drawn == [40, 30, 60, 40]
 
 
 @pytest.mark.parametrize(
