@@ -9,6 +9,7 @@ of many cells a batch of models at a time (``model_batches``), with the same tab
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import NamedTuple
 
@@ -208,16 +209,6 @@ def _one_pass(
     )
     if o.on_replicates is not None:
         o.on_replicates(result)
-    out: dict[str, pl.DataFrame] = {}
-    for name, metrics in TABLES.items():
-        table = tables.get(name)
-        if table is None:
-            continue
-        out[name] = with_intervals(table, result, o.alpha, metrics=metrics, spread=SPREAD[name])
-        if o.intervals == "training":
-            out[name] = with_training_variation(out[name], result.seeds, CELL, o.alpha)
-        else:
-            out[name] = out[name].with_columns(interval_scope=pl.lit(SCOPES["samples"]))
     points = calibration
     for name in ("discrimination", "selective"):
         if name in tables:
@@ -230,6 +221,44 @@ def _one_pass(
                 maintain_order="left",
             )
     bins_table = tables.get("calibration_bins")
+    # the tables read off the replicates side by side with the intervals below: each is
+    # mostly sorts of replicates (numpy's release the GIL) and Polars, one core's work
+    with ThreadPoolExecutor(2) as pool:
+        differences = pool.submit(
+            paired_differences, result, points, o.alpha, compare=compare, baseline=baseline
+        )
+        trend = pool.submit(trends, result, points, metrics=TREND_METRICS, alpha=o.alpha)
+        evidence = pool.submit(
+            cell_evidence, result, points, bins_table, samples, alpha=o.alpha, lights=o.lights
+        )
+        out = _intervals(result, tables, bins_table, o)
+        out["differences"] = differences.result()
+        out["trends"] = trend.result()
+        out["evidence"] = evidence.result()
+    out["thresholds"] = thresholds(
+        out["evidence"], tau=o.tau, margin=o.margin, alpha=o.alpha, lights=o.lights
+    ).with_columns(bootstrap=pl.lit(o.replicates, pl.Int32))
+    return out
+
+
+def _intervals(
+    result: Replicates,
+    tables: Mapping[str, pl.DataFrame],
+    bins_table: pl.DataFrame | None,
+    o: _Options,
+) -> dict[str, pl.DataFrame]:
+    """The metric tables with their intervals, the bins' intervals, the per-seed values and
+    the risk–coverage curve."""
+    out: dict[str, pl.DataFrame] = {}
+    for name, metrics in TABLES.items():
+        table = tables.get(name)
+        if table is None:
+            continue
+        out[name] = with_intervals(table, result, o.alpha, metrics=metrics, spread=SPREAD[name])
+        if o.intervals == "training":
+            out[name] = with_training_variation(out[name], result.seeds, CELL, o.alpha)
+        else:
+            out[name] = out[name].with_columns(interval_scope=pl.lit(SCOPES["samples"]))
     if bins_table is not None:
         out["calibration_bins"] = bins_table.join(
             bin_intervals(result, o.alpha),
@@ -241,16 +270,6 @@ def _one_pass(
     out["seeds"] = result.seeds
     if result.risk_coverage is not None:
         out["risk_coverage"] = result.risk_coverage
-    out["differences"] = paired_differences(
-        result, points, o.alpha, compare=compare, baseline=baseline
-    )
-    out["trends"] = trends(result, points, metrics=TREND_METRICS, alpha=o.alpha)
-    out["evidence"] = evidence = cell_evidence(
-        result, points, bins_table, samples, alpha=o.alpha, lights=o.lights
-    )
-    out["thresholds"] = thresholds(
-        evidence, tau=o.tau, margin=o.margin, alpha=o.alpha, lights=o.lights
-    ).with_columns(bootstrap=pl.lit(o.replicates, pl.Int32))
     return out
 
 
