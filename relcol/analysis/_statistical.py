@@ -231,10 +231,14 @@ def _one_pass(
         evidence = pool.submit(
             cell_evidence, result, points, bins_table, samples, alpha=o.alpha, lights=o.lights
         )
-        out = _intervals(result, tables, bins_table, o)
-        out["differences"] = differences.result()
-        out["trends"] = trend.result()
-        out["evidence"] = evidence.result()
+        try:
+            out = _intervals(result, tables, bins_table, o)
+            out["differences"] = differences.result()
+            out["trends"] = trend.result()
+            out["evidence"] = evidence.result()
+        except BaseException:  # a failure or Ctrl-C: the steps not begun are not begun
+            pool.shutdown(cancel_futures=True)
+            raise
     out["thresholds"] = thresholds(
         out["evidence"], tau=o.tau, margin=o.margin, alpha=o.alpha, lights=o.lights
     ).with_columns(bootstrap=pl.lit(o.replicates, pl.Int32))
