@@ -854,6 +854,28 @@ def test_per_seed_values_are_the_suite_on_each_seeds_rows():
     assert (joined["ece_min"] - joined["low"]).abs().max() < 1e-12 and (joined["seeds"] == 3).all()
 
 
+def test_per_seed_values_of_scattered_seeds_missing_from_some_cells_are_the_suites():
+    # each (cell, seed) is numbered among the seeds present: seeds far apart, one negative,
+    # and a seed that one cell lacks
+    rows = frame_of(np.random.default_rng(12), seeds=3)
+    rows = rows.with_columns(
+        seed=pl.col("seed").replace_strict({0: -7, 1: 40_000, 2: 3}, return_dtype=pl.Int32)
+    ).filter(~((pl.col("model") == "b") & (pl.col("severity") == 0.5) & (pl.col("seed") == 3)))
+    result = bootstrap(rows, replicates=10)
+    by = [*CELL, "seed"]
+    cal = metrics.calibration(rows, by).collect()
+    dis = metrics.discrimination(rows, by).collect().drop("n", "score")
+    expected = cal.join(dis, on=by, nulls_equal=True).sort(by)
+    seeds = result.seeds.sort(by)
+    assert seeds.height == expected.height == 2 * 2 * 3 - 1
+    assert seeds["seed"].to_list() == expected["seed"].to_list()
+    assert seeds["n"].to_list() == expected["n"].to_list()
+    for name in ("ece", "mce", "brier_top", "nll_top", "accuracy", "auroc", "cohens_d"):
+        np.testing.assert_allclose(
+            column(seeds, name), column(expected, name), atol=1e-12, err_msg=name
+        )
+
+
 def test_per_seed_values_computed_a_few_cells_at_a_time_are_the_same_bits(monkeypatch):
     # a chunk's per-seed values are computed in runs of whole cells of SEED_ROWS rows
     from polars.testing import assert_frame_equal

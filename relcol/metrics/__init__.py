@@ -87,6 +87,7 @@ from relcol.metrics._exact import (
     exact_mean,
     exact_product,
     exact_sum,
+    exact_sums_by,
     exact_var,
     parts_total,
     product_grid,
@@ -161,11 +162,12 @@ from relcol.metrics._selective import (
     sorted_curve,
 )
 from relcol.metrics._sorting import cell_sorted, rows_by_key
-from relcol.metrics._statistics import BINNINGS, bin_sums, bin_terms, calibration_bins
+from relcol.metrics._statistics import BIN_SUMS, BINNINGS, bin_sums, bin_terms, calibration_bins
 from relcol.metrics._tables import calibration, metric_tables
 
 __all__ = [
     "BINNINGS",
+    "BIN_SUMS",
     "CALIBRATION_COLUMNS",
     "CHUNK_ROWS",
     "CLIP_EPS",
@@ -254,6 +256,7 @@ __all__ = [
     "exact_mean",
     "exact_product",
     "exact_sum",
+    "exact_sums_by",
     "exact_var",
     "flipping",
     "fpr_at_95tpr",
