@@ -161,11 +161,11 @@ def held_while_compiling(dispatcher):
     Held, it arrives once the compiled code is ready. Running the compiled code is not
     held (it may take long).
 
-    The hold wraps the dispatcher's ``_compile_for_args``, which its compiled caller reaches
-    only for argument types it has no code for. A call with known types stays on numba's own
-    path: taking each argument's numba type in Python on every call, as a wrapper must to
-    know whether it compiles, cost 5–20 µs per argument, a tenth of a second in a
-    bootstrap of 800 groups."""
+    The hold wraps the dispatcher's ``_compile_for_args``, which numba's dispatcher calls
+    only for argument types it has no code for; a call with known types stays on numba's own
+    path. (A wrapper around each call must take every argument's numba type in Python to
+    know whether the call compiles: 5–20 µs per argument, about a tenth of a second in a
+    bootstrap of 800 groups.)"""
     compile_for_args = dispatcher._compile_for_args
 
     def held(*args, **kws):
