@@ -876,6 +876,18 @@ def test_per_seed_values_of_scattered_seeds_missing_from_some_cells_are_the_suit
         )
 
 
+@pytest.mark.parametrize("key", ["seed", "repeat", "sample_id"])
+def test_a_row_without_a_seed_repeat_or_sample_id_is_one_clear_error(key):
+    rows = frame_of(np.random.default_rng(13), seeds=2)
+    rows = rows.with_columns(
+        pl.when(pl.int_range(pl.len()) == 5).then(None).otherwise(key).alias(key)
+    )
+    with pytest.raises(
+        ParameterError, match=f"bootstrap needs every row's {key}: null {key} in 1 of these"
+    ):
+        bootstrap(rows, replicates=5)
+
+
 def test_per_seed_values_computed_a_few_cells_at_a_time_are_the_same_bits(monkeypatch):
     # a chunk's per-seed values are computed in runs of whole cells of SEED_ROWS rows
     from polars.testing import assert_frame_equal

@@ -827,7 +827,13 @@ def _rows(lazy: pl.LazyFrame, cells: pl.DataFrame, ctx: _Context) -> pl.DataFram
     if ctx.proba:
         # a row without a vector has no score terms; the cell's brier/nll are then null
         rows = rows.with_columns(pl.col("brier", "nll").fill_null(0.0))
-    frame = cell_sorted(rows.collect(), "cell", "c", ("sample_id", "seed", "repeat"))
+    frame = rows.collect()
+    for name in ("sample_id", "seed", "repeat"):  # the keys a sample's weights and rows hang on
+        if missing := frame[name].null_count():
+            raise ParameterError(
+                f"bootstrap needs every row's {name}: null {name} in {missing} of these cells' rows"
+            )
+    frame = cell_sorted(frame, "cell", "c", ("sample_id", "seed", "repeat"))
     cell = frame["cell"].to_numpy()
     c_values = frame["c"].to_numpy()
     n = len(cell)
