@@ -8,7 +8,8 @@ softmax of random logits), confidence = the top probability, correct ~ Bernoulli
 Written once to Parquet (zstd) in a temporary folder; every timing reads that file.
 
 Timed (wall and CPU seconds, each the minimum over ``--repeats`` runs, results fully
-materialised; on a machine shared with other work, compare the CPU columns):
+materialised; on a machine shared with other work, compare the CPU columns; ``kernel``: the
+share of that CPU time spent in the kernel, mostly zeroing the pages of fresh memory):
 
 - polars: ``pl.collect_all(relcol.metrics.metric_tables(scan).values())``: calibration
   (with ECE₀, R = 100), calibration_bins in both binnings, discrimination, selective_curve,
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import tempfile
 import time
 import warnings
@@ -99,18 +101,26 @@ def synthetic(rows: int, cells: int, classes: int, seed: int = 0) -> pl.DataFram
     )
 
 
-def best_of(repeats: int, run) -> tuple[float, float]:
-    """(wall seconds, CPU seconds of this process, all threads): each the minimum of repeats.
+def best_of(repeats: int, run) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds of this process, all threads): each the minimum of repeats,
+    and the kernel's share of the CPU time of the run that took the least of it.
 
     On a shared machine the wall time grows with the other load and the CPU time much
-    less, so the ratios are given for both."""
+    less, so the ratios are given for both. The kernel's time is mostly the page faults of
+    memory the run takes fresh (each page zeroed on first touch)."""
     walls, cpus = [], []
     for _ in range(repeats):
-        wall, cpu = time.perf_counter(), time.process_time()
+        wall, cpu, kernel = time.perf_counter(), time.process_time(), _kernel_seconds()
         run()
         walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return min(walls), min(cpus)
+        cpus.append((time.process_time() - cpu, _kernel_seconds() - kernel))
+    cpu, kernel = min(cpus)
+    return min(walls), cpu, kernel / cpu if cpu > 0 else 0.0
+
+
+def _kernel_seconds() -> float:
+    """System CPU time of this process so far (all threads)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_stime
 
 
 def polars_suite(path: Path, proba: str | None = "proba") -> None:
@@ -277,13 +287,15 @@ def main() -> None:
         )
         print(
             f"{'':34s}{'wall s':>8s}{'÷ (a)':>8s}{'(b) ÷':>8s}{'CPU s':>9s}{'÷ (a)':>8s}{'(b) ÷':>8s}"
+            f"{'kernel':>8s}"
         )
         for group, floor, baseline in ((times, scan, loop), (without, bare, None)):
-            for name, (wall, cpu) in group.items():
+            for name, (wall, cpu, kernel) in group.items():
                 row = f"{name:34s}{wall:8.2f}{wall / floor[0]:7.1f}×"
                 row += f"{baseline[0] / wall:7.1f}×" if baseline else " " * 8
                 row += f"{cpu:9.2f}{cpu / floor[1]:7.1f}×"
-                row += f"{baseline[1] / cpu:7.1f}×" if baseline else ""
+                row += f"{baseline[1] / cpu:7.1f}×" if baseline else " " * 8
+                row += f"{kernel:7.0%}"
                 print(row)
         suite, suite_bare = times["polars suite"], without["polars suite, proba=None"]
         print(
